@@ -1,0 +1,1 @@
+"""memwarden.apply: the proposal lifecycle (propose, gate, apply, retention)."""

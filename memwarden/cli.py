@@ -1,0 +1,173 @@
+"""The `memwarden` command line: a thin front end over policies, apply and the read side.
+
+Every command parses its arguments, calls pure functions and maps the outcome to an exit
+code: 0 clean, 1 findings or rejections, 2 usage or configuration errors.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import sys
+import traceback
+from collections.abc import Sequence
+from pathlib import Path
+
+import click
+
+from memwarden import __version__
+from memwarden.errors import MemwardenError
+
+_SEL_HELP = "Comma-separated rule ids or prefixes (e.g. MW3,MW502); replaces the config's list."
+
+
+def _split(values: Sequence[str]) -> list[str] | None:
+    if not values:
+        return None
+    return [v.strip().upper() for item in values for v in item.split(",") if v.strip()]
+
+
+def _today(now: str | None) -> _dt.date:
+    if not now:
+        return _dt.date.today()
+    try:
+        return _dt.datetime.fromisoformat(now.replace("Z", "+00:00")).date()
+    except ValueError:
+        raise MemwardenError(f"--now {now}: expected an ISO date or date-time") from None
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, "--version", prog_name="memwarden")
+def cli() -> None:
+    """Govern a git repository that holds LLM agents' long-term memory."""
+
+
+@cli.command("check")
+@click.argument("files", nargs=-1, type=click.Path())
+@click.option("--all", "all_files", is_flag=True, help="Check every governed file of the "
+              "working tree (the default when no FILES are given).")
+@click.option("--rev", metavar="REV", help="Check a committed tree (no working tree needed; "
+              "works in bare repositories).")
+@click.option("--format", "fmt", type=click.Choice(["text", "json", "sarif", "github"]),
+              help="Output format (default text, or inferred from --output's extension).")
+@click.option("--output", "-o", type=click.Path(dir_okay=False), help="Write the report to a "
+              "file (.json, .sarif, .txt) instead of standard output.")
+@click.option("--select", multiple=True, help=_SEL_HELP)
+@click.option("--ignore", multiple=True, help=_SEL_HELP)
+@click.option("--config", "config_path", type=click.Path(), help="memwarden.toml to use "
+              "(default: $MEMWARDEN_CONFIG, then <repo root>/memwarden.toml).")
+@click.option("--now", metavar="ISO", help="Today's date for waiver expiry (default: today).")
+@click.option("--no-cache", is_flag=True, help="Do not read or write .git/memwarden caches.")
+def check_cmd(files: tuple[str, ...], all_files: bool, rev: str | None, fmt: str | None,
+              output: str | None, select: tuple[str, ...], ignore: tuple[str, ...],
+              config_path: str | None, now: str | None, no_cache: bool) -> None:
+    """Check memory files against the policies.
+
+    FILES are what pre-commit passes; files memwarden does not govern are skipped.
+    Exit 0 when clean (warnings allowed), 1 on findings, 2 on usage or config errors.
+    """
+    from memwarden.cli_check import run_check
+
+    if rev and (files or all_files):
+        raise click.UsageError("--rev checks a committed tree; do not combine it with FILES "
+                               "or --all")
+    if fmt is None:
+        fmt = "text"
+        if output:
+            from memwarden.report import EXTENSIONS
+
+            fmt = EXTENSIONS.get(Path(output).suffix.lower(), "text")
+    code, text = run_check(
+        files=list(files), rev=rev, config_path=config_path, select=_split(select),
+        ignore=_split(ignore), fmt=fmt, today=_today(now), use_cache=not no_cache,
+    )
+    _emit(text, output)
+    raise SystemExit(code)
+
+
+def _emit(text: str, output: str | None) -> None:
+    if output:
+        try:
+            Path(output).write_text(text, "utf-8")
+        except OSError as exc:
+            raise MemwardenError(f"--output {output}: cannot write ({exc.strerror})") from None
+    else:
+        click.echo(text, nl=False)
+
+
+@cli.command("rule")
+@click.argument("rule_id", required=False)
+@click.option("--format", "fmt", type=click.Choice(["text", "json", "markdown"]), default="text")
+def rule_cmd(rule_id: str | None, fmt: str) -> None:
+    """Explain a rule (what, why, bad and good examples), or list all rules."""
+    from memwarden.policies.registry import all_rules, get_rule
+    from memwarden.policies.ruledoc import rule_table, rule_text
+
+    if rule_id is None:
+        rules = all_rules()
+        if fmt == "json":
+            click.echo(json.dumps([r.to_doc() for r in rules], ensure_ascii=False, indent=2))
+        elif fmt == "markdown":
+            click.echo(rule_table(rules))
+        else:
+            for r in rules:
+                click.echo(f"{r.id}  {r.severity:<7}  {r.name:<28} {r.summary}")
+        return
+    r = get_rule(rule_id)
+    if r is None:
+        raise MemwardenError(f"unknown rule {rule_id!r}; `memwarden rule` lists them all")
+    if fmt == "json":
+        click.echo(json.dumps(r.to_doc(), ensure_ascii=False, indent=2))
+    else:
+        click.echo(rule_text(r, markdown=fmt == "markdown"))
+
+
+@cli.command("config")
+@click.option("--config", "config_path", type=click.Path(), help="memwarden.toml to use.")
+def config_cmd(config_path: str | None) -> None:
+    """Print the effective configuration (defaults merged with memwarden.toml) as JSON."""
+    from memwarden.config import load_config
+    from memwarden.repo import open_repo
+
+    repo = open_repo(Path.cwd())
+    root = repo.root if repo and repo.root else Path.cwd()
+    cfg = load_config(config_path, root)
+    doc = {"source": cfg.source, "config": cfg.data}
+    click.echo(json.dumps(doc, ensure_ascii=False, indent=2, sort_keys=True))
+
+
+@cli.command("demo")
+@click.option("--keep", is_flag=True, help="Keep the temporary repository and print its path.")
+def demo_cmd(keep: bool) -> None:
+    """Copy the bundled example memory repo to a temp git repo and check it."""
+    from memwarden.demo import run_demo
+
+    raise SystemExit(run_demo(keep=keep, echo=click.echo))
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point: run the CLI and return its exit code (never a traceback for users)."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    try:
+        cli.main(args=args, prog_name="memwarden", standalone_mode=False)
+    except SystemExit as exc:
+        return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 2)
+    except click.exceptions.Abort:
+        click.echo("memwarden: aborted", err=True)
+        return 2
+    except click.ClickException as exc:
+        exc.show()
+        return 2
+    except MemwardenError as exc:
+        click.echo(f"memwarden: error: {exc}", err=True)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        return 0
+    except Exception:  # a bug, not a user mistake: say so, keep the trace for the report
+        click.echo("memwarden: internal error (please report this with the trace below)",
+                   err=True)
+        traceback.print_exc()
+        return 2
+    return 0

@@ -1,0 +1,160 @@
+"""The one door to git: pygit2 for objects, the git CLI only for transport.
+
+No other module imports pygit2 or runs `git`. Everything here speaks repo-relative POSIX
+paths and hex object ids so callers never handle pygit2 objects.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pygit2
+
+from memwarden.errors import MemwardenError
+from memwarden.layout import GOVERNED_FILES, GOVERNED_PREFIXES
+
+MODE_FILE = 0o100644
+MODE_EXEC = 0o100755
+MODE_LINK = 0o120000
+MODE_GITLINK = 0o160000
+MODE_TREE = 0o040000
+
+
+@dataclass(frozen=True)
+class Entry:
+    """A file as git sees it: path, mode and blob id (None for worktree-only oddities)."""
+
+    path: str
+    mode: int
+    oid: str | None
+
+
+class Repo:
+    """An open repository (bare or not)."""
+
+    def __init__(self, repo: pygit2.Repository) -> None:
+        self._repo = repo
+        self.git_dir = Path(repo.path).resolve()
+        self.root = Path(repo.workdir).resolve() if repo.workdir else None
+        self.is_bare = repo.is_bare
+
+    @property
+    def cache_dir(self) -> Path:
+        """Where memwarden keeps rebuildable caches (`.git/memwarden/`)."""
+        common = self._repo.path
+        return Path(common) / "memwarden"
+
+    def resolve_commit(self, rev: str) -> str:
+        """The commit id `rev` names; a clear error if it names nothing."""
+        try:
+            obj = self._repo.revparse_single(rev)
+            commit = obj.peel(pygit2.Commit)
+        except (KeyError, ValueError, pygit2.GitError, pygit2.InvalidSpecError):
+            raise MemwardenError(f"--rev {rev}: not a commit in {self.git_dir}") from None
+        return str(commit.id)
+
+    def tree_entries(self, rev: str) -> Iterator[Entry]:
+        """Every governed file in the tree of `rev` (memory/, agents/, logic/, top files)."""
+        commit = self._repo.get(self.resolve_commit(rev))
+        tree = commit.tree
+        for obj in tree:
+            name = obj.name
+            if obj.filemode == MODE_TREE and f"{name}/" in GOVERNED_PREFIXES:
+                yield from self._walk(obj, f"{name}/")
+            elif name in GOVERNED_FILES or f"{name}/" in GOVERNED_PREFIXES:
+                yield Entry(name, obj.filemode, str(obj.id))
+
+    def _walk(self, tree: pygit2.Tree, prefix: str) -> Iterator[Entry]:
+        for obj in tree:
+            path = prefix + obj.name
+            if obj.filemode == MODE_TREE:
+                yield from self._walk(obj, path + "/")
+            else:
+                yield Entry(path, obj.filemode, str(obj.id))
+
+    def read_blob(self, oid: str) -> bytes:
+        return self._repo[oid].read_raw()
+
+    def blob_size(self, oid: str) -> int:
+        return self._repo[oid].size
+
+    def read_path(self, rev: str, path: str) -> bytes | None:
+        """The content of `path` at `rev`, or None when absent or not a blob."""
+        commit = self._repo.get(self.resolve_commit(rev))
+        try:
+            obj = commit.tree[path]
+        except KeyError:
+            return None
+        if obj.type_str != "blob":
+            return None
+        return obj.read_raw()
+
+    def is_ignored(self, path: str) -> bool:
+        try:
+            return bool(self._repo.path_is_ignored(path))
+        except pygit2.GitError:
+            return False
+
+
+def hash_blob(data: bytes) -> str:
+    """The git blob id of `data` (what `git hash-object` prints)."""
+    return str(pygit2.hash(data))
+
+
+def open_repo(start: Path | str = ".") -> Repo | None:
+    """The repository containing `start`, or None outside any repository."""
+    found = pygit2.discover_repository(str(start))
+    if found is None:
+        return None
+    try:
+        return Repo(pygit2.Repository(found))
+    except pygit2.GitError as exc:
+        raise MemwardenError(f"{start}: cannot open git repository: {exc}") from None
+
+
+def worktree_entries(root: Path, repo: Repo | None) -> Iterator[Entry]:
+    """Governed files in a working tree, as git would add them (ignored files skipped).
+
+    Symlinks and nested repositories are reported with their git modes, not followed.
+    """
+    for name in sorted(os.listdir(root)):
+        if name in GOVERNED_FILES:
+            st = os.lstat(root / name)
+            yield Entry(name, _mode(st), None)
+        elif f"{name}/" in GOVERNED_PREFIXES:
+            st = os.lstat(root / name)
+            if stat.S_ISDIR(st.st_mode):
+                yield from _walk_dir(root, name, repo)
+            else:
+                yield Entry(name, _mode(st), None)
+
+
+def _walk_dir(root: Path, rel: str, repo: Repo | None) -> Iterator[Entry]:
+    try:
+        names = sorted(os.listdir(root / rel))
+    except OSError:
+        return
+    for name in names:
+        path = f"{rel}/{name}"
+        if repo is not None and repo.is_ignored(path):
+            continue
+        st = os.lstat(root / path)
+        if stat.S_ISDIR(st.st_mode):
+            if os.path.exists(root / path / ".git"):
+                yield Entry(path, MODE_GITLINK, None)
+            else:
+                yield from _walk_dir(root, path, repo)
+        else:
+            yield Entry(path, _mode(st), None)
+
+
+def _mode(st: os.stat_result) -> int:
+    if stat.S_ISLNK(st.st_mode):
+        return MODE_LINK
+    if stat.S_ISREG(st.st_mode):
+        return MODE_EXEC if st.st_mode & 0o111 else MODE_FILE
+    return 0

@@ -1,0 +1,165 @@
+"""Token counting with tiktoken, offline and hash-verified, with a per-blob cache.
+
+The BPE rank files ship inside memwarden (see encodings/NOTICE.md) and are checked against
+the sha256 that tiktoken itself expects before they are used; nothing is ever downloaded
+and nothing is ever approximated. Counts are cached by (git blob id, encoding) in
+`<git dir>/memwarden/`, so an unchanged file is never tokenized twice; a cache that does
+not parse is rebuilt, never trusted.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import os
+import tempfile
+import threading
+from collections.abc import Iterable
+from concurrent.futures import ThreadPoolExecutor
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from memwarden.errors import EncodingUnavailable
+
+# The official sha256 of each rank file (tiktoken_ext/openai_public.py).
+OFFICIAL_SHA256 = {
+    "cl100k_base": "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7",
+    "o200k_base": "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d",
+}
+
+_lock = threading.Lock()
+_encoders: dict[str, Any] = {}
+
+
+def _rank_file(name: str) -> bytes:
+    override = os.environ.get("MEMWARDEN_ENCODINGS_DIR")
+    try:
+        if override:
+            return (Path(override) / f"{name}.tiktoken").read_bytes()
+        return (resources.files("memwarden") / "encodings" / f"{name}.tiktoken").read_bytes()
+    except OSError as exc:
+        raise EncodingUnavailable(
+            f"encoding {name!r}: rank file not found ({exc.strerror}); memwarden ships "
+            "cl100k_base and o200k_base, reinstall memwarden if they are missing"
+        ) from None
+
+
+def _load_ranks(name: str, expected_hash: str | None) -> dict[bytes, int]:
+    data = _rank_file(name)
+    digest = hashlib.sha256(data).hexdigest()
+    official = OFFICIAL_SHA256[name]
+    if expected_hash is not None and expected_hash != official:
+        raise EncodingUnavailable(
+            f"encoding {name!r}: tiktoken expects sha256 {expected_hash}, memwarden knows "
+            f"{official}; this tiktoken version is not supported"
+        )
+    if digest != official:
+        raise EncodingUnavailable(
+            f"encoding {name!r}: rank file sha256 {digest} does not match the official "
+            f"{official}; refusing to count with a modified vocabulary"
+        )
+    return {
+        base64.b64decode(token): int(rank)
+        for token, rank in (line.split() for line in data.splitlines() if line)
+    }
+
+
+def get_encoder(name: str) -> Any:
+    """The tiktoken Encoding `name`, built from the verified local rank file."""
+    with _lock:
+        enc = _encoders.get(name)
+        if enc is not None:
+            return enc
+        if name not in OFFICIAL_SHA256:
+            raise EncodingUnavailable(
+                f"encoding {name!r} is not available offline; choose one of "
+                f"{', '.join(sorted(OFFICIAL_SHA256))}"
+            )
+        import tiktoken
+        import tiktoken_ext.openai_public as public
+
+        # Use tiktoken's own constructor (pattern, special tokens) but hand it our verified
+        # ranks instead of letting it fetch them over the network.
+        original = public.load_tiktoken_bpe
+        public.load_tiktoken_bpe = lambda _url, expected_hash=None: _load_ranks(
+            name, expected_hash
+        )
+        try:
+            spec = public.ENCODING_CONSTRUCTORS[name]()
+        finally:
+            public.load_tiktoken_bpe = original
+        enc = tiktoken.Encoding(**spec)
+        _encoders[name] = enc
+        return enc
+
+
+def count_text(text: str, encoding: str) -> int:
+    """Tokens in `text`; special-token strings count as ordinary text."""
+    return len(get_encoder(encoding).encode_ordinary(text))
+
+
+class TokenCounter:
+    """Counts tokens per git blob, remembering counts across runs in the cache dir."""
+
+    def __init__(self, encoding: str, cache_dir: Path | None = None) -> None:
+        self.encoding = encoding
+        self.cache_path = cache_dir / f"tokens-{encoding}.json" if cache_dir else None
+        self._counts: dict[str, int] = self._read_cache()
+        self._dirty = False
+
+    def _read_cache(self) -> dict[str, int]:
+        if self.cache_path is None:
+            return {}
+        try:
+            raw = json.loads(self.cache_path.read_bytes())
+        except (OSError, ValueError):
+            return {}
+        if not isinstance(raw, dict) or raw.get("encoding") != self.encoding:
+            return {}
+        counts = raw.get("counts")
+        if not isinstance(counts, dict):
+            return {}
+        return {k: v for k, v in counts.items() if isinstance(v, int) and v >= 0}
+
+    def cached(self, blob_id: str) -> int | None:
+        return self._counts.get(blob_id)
+
+    def count(self, blob_id: str, text: str) -> int:
+        n = self._counts.get(blob_id)
+        if n is None:
+            n = count_text(text, self.encoding)
+            self._counts[blob_id] = n
+            self._dirty = True
+        return n
+
+    def count_many(self, items: Iterable[tuple[str, str]], workers: int | None = None) -> None:
+        """Count (blob_id, text) pairs not yet known, on all cores (tiktoken drops the GIL)."""
+        todo = [(b, t) for b, t in items if b not in self._counts]
+        if not todo:
+            return
+        enc = get_encoder(self.encoding)
+        workers = workers or min(8, os.cpu_count() or 1)
+        if len(todo) == 1 or workers == 1:
+            results = [len(enc.encode_ordinary(t)) for _, t in todo]
+        else:
+            with ThreadPoolExecutor(workers) as pool:
+                results = list(pool.map(lambda bt: len(enc.encode_ordinary(bt[1])), todo))
+        for (blob, _), n in zip(todo, results, strict=True):
+            self._counts[blob] = n
+        self._dirty = True
+
+    def save(self) -> None:
+        """Write the cache atomically; a failure to write is not an error (it is a cache)."""
+        if not self._dirty or self.cache_path is None:
+            return
+        try:
+            self.cache_path.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=self.cache_path.parent, prefix=".tokens-")
+            with os.fdopen(fd, "w") as fh:
+                json.dump({"encoding": self.encoding, "counts": self._counts}, fh)
+            os.replace(tmp, self.cache_path)
+            self._dirty = False
+        except OSError:
+            pass

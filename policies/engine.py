@@ -1,0 +1,288 @@
+"""Run the policies over a source: file rules (cached per blob), tree rules, waivers.
+
+Cold runs tokenize on every core in a background pool (tiktoken releases the GIL) while the
+main thread runs the other rules; warm runs reuse per-blob results from `.git/memwarden/`
+and touch the tokenizer not at all.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import os
+import tempfile
+import threading
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from memwarden import __version__
+from memwarden.config import Config
+from memwarden.findings import ERROR, Finding, make
+from memwarden.layout import LAYER1, classify, is_governed
+from memwarden.memfile import MemFile
+from memwarden.policies.context import FileContext, TreeContext
+from memwarden.policies.registry import FILE, TREE, Rule, all_rules
+from memwarden.source import Source
+from memwarden.tokens import TokenCounter
+
+
+@dataclass
+class CheckResult:
+    findings: list[Finding]
+    files: int
+
+    @property
+    def failed(self) -> bool:
+        return any(f.severity == ERROR and not f.waived for f in self.findings)
+
+
+def normalise_path(raw: str, root: Path | None) -> str | None:
+    """A repo-relative POSIX path, or None when it lies outside the repository."""
+    p = Path(raw)
+    if root is not None:
+        try:
+            full = (p if p.is_absolute() else Path.cwd() / p).absolute()
+            rel = os.path.relpath(full, root)
+        except ValueError:
+            return None
+        rel = PurePosixPath(Path(rel).as_posix()).as_posix()
+    else:
+        rel = p.as_posix()
+    if rel == ".." or rel.startswith("../") or PurePosixPath(rel).is_absolute():
+        return None
+    return os.path.normpath(rel).replace(os.sep, "/")
+
+
+def check(source: Source, config: Config, paths: list[str] | None = None,
+          cache_dir: Path | None = None, today: _dt.date | None = None,
+          raw_outside: Iterable[str] = ()) -> CheckResult:
+    """Check the whole source (paths None) or just `paths` (repo-relative) in context."""
+    today = today or _dt.date.today()
+    rules = [r for r in all_rules() if config.rule_enabled(r.id)]
+    counter = TokenCounter(config.encoding, cache_dir)
+    cache = FindingsCache(cache_dir, config)
+    findings: list[Finding] = []
+
+    for raw in raw_outside:
+        findings.append(make("MW502", ERROR, raw, 1, 1,
+                             f"{raw}: path lies outside the repository", raw,
+                             "Check only files inside the memory repository."))
+
+    if paths is None:
+        entries = source.all_entries()
+        focus: set[str] | None = None
+        context_paths = sorted(p for p in entries if classify(p) is not None)
+    else:
+        focus = {p for p in paths if is_governed(p)}
+        entries = {}
+        for p in sorted(focus):
+            e = source.entry(p)
+            if e is not None:
+                entries[p] = e
+        for p in _context_paths(focus, source):
+            if p not in entries:
+                e = source.entry(p)
+                if e is not None:
+                    entries[p] = e
+        context_paths = sorted(p for p in entries if classify(p) is not None)
+
+    checked = [p for p in context_paths if focus is None or p in focus]
+    loaded: dict[str, MemFile | None] = {}
+
+    def load(path: str) -> MemFile | None:
+        if path not in loaded:
+            e = entries.get(path)
+            loaded[path] = source.load(e) if e is not None else None
+        return loaded[path]
+
+    file_rules = [r for r in rules if r.scope == FILE and r.check is not None]
+    token_rules = [r for r in file_rules if r.id.startswith("MW1")]
+    other_rules = [r for r in file_rules if not r.id.startswith("MW1")]
+    fctx = FileContext(config, counter)
+
+    todo: list[MemFile] = []
+    for path in checked:
+        mf = load(path)
+        if mf is None:
+            continue
+        hit = cache.get(mf.blob_id, path)
+        if hit is not None:
+            findings.extend(hit)
+        else:
+            todo.append(mf)
+
+    # Tokenize in the background while the non-token rules run on this thread.
+    needs_count = [(mf.blob_id, mf.text) for mf in _with_limits(todo, context_paths, load)
+                   if mf.text is not None and counter.cached(mf.blob_id) is None]
+    worker = threading.Thread(target=counter.count_many, args=(needs_count,), daemon=True)
+    if needs_count:
+        worker.start()
+    per_file: dict[str, list[Finding]] = {mf.path: [] for mf in todo}
+    for mf in todo:
+        per_file[mf.path].extend(_run(other_rules, mf, fctx))
+    if needs_count:
+        worker.join()
+    for mf in todo:
+        per_file[mf.path].extend(_run(token_rules, mf, fctx))
+        cache.put(mf.blob_id, mf.path, per_file[mf.path])
+        findings.extend(per_file[mf.path])
+
+    infos = {p: info for p in context_paths if (info := classify(p)) is not None}
+    blob_ids = {p: e.oid for p, e in entries.items() if e.oid}
+    for p, mf in loaded.items():
+        if mf is not None:
+            blob_ids[p] = mf.blob_id
+    tctx = TreeContext(config, counter, infos, blob_ids, load, focus)
+    for r in rules:
+        if r.scope == TREE and r.check is not None:
+            for f in r.check(tctx):
+                if f.rule == r.id and tctx.in_focus(f.path):
+                    findings.append(f)
+
+    findings = apply_waivers(findings, config, today, focus)
+    counter.save()
+    cache.save()
+    findings.sort(key=lambda f: (f.path, f.line, f.col, f.rule, f.message))
+    return CheckResult(_dedupe(findings), len(checked) + len(list(raw_outside)))
+
+
+def _dedupe(findings: list[Finding]) -> list[Finding]:
+    out: list[Finding] = []
+    seen: set[Finding] = set()
+    for f in findings:
+        if f not in seen:
+            seen.add(f)
+            out.append(f)
+    return out
+
+
+def _run(rules: list[Rule], mf: MemFile, ctx: FileContext) -> list[Finding]:
+    out: list[Finding] = []
+    for r in rules:
+        if r.kinds is not None and mf.info.kind not in r.kinds:
+            continue
+        assert r.check is not None
+        for f in r.check(mf, ctx):
+            out.append(f)
+    return out
+
+
+def _with_limits(todo: list[MemFile], context_paths: list[str], load: Any) -> list[MemFile]:
+    """Files whose token counts some rule needs: limited kinds and Layer 1 siblings."""
+    out = [mf for mf in todo if mf.info.limit_key is not None]
+    agents = {mf.info.agent for mf in todo if mf.info.layer == 1}
+    for p in context_paths:
+        info = classify(p)
+        if info and info.layer == 1 and info.agent in agents and not any(m.path == p for m in out):
+            mf = load(p)
+            if mf is not None:
+                out.append(mf)
+    return out
+
+
+def _context_paths(focus: set[str], source: Source) -> list[str]:
+    """Files a partial check needs besides the focus: Layer 1 siblings, contracts, registry."""
+    extra: set[str] = set()
+    for p in focus:
+        info = classify(p)
+        if info is None:
+            continue
+        if info.area == "memory" and info.agent:
+            for name in LAYER1:
+                extra.add(f"memory/{info.agent}/{name}")
+        if info.area in ("agents", "registry"):
+            extra.update(source.glob("agents/*/_agent.md"))
+            extra.add("registry.json")
+    return sorted(extra - focus)
+
+
+def apply_waivers(findings: list[Finding], config: Config, today: _dt.date,
+                  focus: set[str] | None) -> list[Finding]:
+    """Mark findings matched by a live waiver; report expired waivers as MW001."""
+    waivers = config.data.get("waivers", [])
+    if not waivers:
+        return findings
+    live, expired = [], []
+    for i, w in enumerate(waivers):
+        (expired if _dt.date.fromisoformat(w["expires"]) < today else live).append((i, w))
+    out = []
+    for f in findings:
+        if any(w["rule"] == f.rule and w["path"] == f.path and w["fingerprint"] == f.fingerprint
+               for _, w in live):
+            f = f.waive()
+        out.append(f)
+    if config.rule_enabled("MW001"):
+        src = config.source or "memwarden.toml"
+        for i, w in expired:
+            if focus is None or w["path"] in focus or "memwarden.toml" in focus:
+                line = _waiver_line(config.source, w["fingerprint"])
+                out.append(make("MW001", ERROR, _config_path(src), line, 1,
+                                f"waivers[{i}] for {w['rule']} on {w['path']} expired on "
+                                f"{w['expires']}", w["fingerprint"],
+                                "Renew it with a new date and reason, or remove it."))
+    return out
+
+
+def _config_path(src: str) -> str:
+    return "memwarden.toml" if src.endswith("memwarden.toml") else src
+
+
+def _waiver_line(source: str | None, needle: str) -> int:
+    if not source:
+        return 1
+    try:
+        for n, line in enumerate(Path(source).read_text("utf-8").splitlines(), 1):
+            if needle in line:
+                return n
+    except OSError:
+        pass
+    return 1
+
+
+class FindingsCache:
+    """File-rule findings per (blob id, path) for one effective config and version."""
+
+    def __init__(self, cache_dir: Path | None, config: Config) -> None:
+        self.path = cache_dir / "findings.json" if cache_dir else None
+        self.key = f"{__version__}:{config.fingerprint}"
+        self.entries: dict[str, list[dict[str, Any]]] = {}
+        self.dirty = False
+        if self.path is None:
+            return
+        try:
+            raw = json.loads(self.path.read_bytes())
+            if isinstance(raw, dict) and raw.get("key") == self.key:
+                entries = raw.get("entries")
+                if isinstance(entries, dict):
+                    self.entries = entries
+        except (OSError, ValueError):
+            self.entries = {}
+
+    def get(self, blob: str, path: str) -> list[Finding] | None:
+        hit = self.entries.get(f"{blob}:{path}")
+        if hit is None:
+            return None
+        try:
+            return [Finding.from_json(d) for d in hit]
+        except (KeyError, TypeError):
+            return None
+
+    def put(self, blob: str, path: str, findings: list[Finding]) -> None:
+        if blob.startswith("large:"):
+            return
+        self.entries[f"{blob}:{path}"] = [f.to_json() for f in findings]
+        self.dirty = True
+
+    def save(self) -> None:
+        if not self.dirty or self.path is None:
+            return
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=".findings-")
+            with os.fdopen(fd, "w") as fh:
+                json.dump({"key": self.key, "entries": self.entries}, fh)
+            os.replace(tmp, self.path)
+        except OSError:
+            pass

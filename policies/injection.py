@@ -1,0 +1,1 @@
+"""MW3xx prompt-injection markers."""

@@ -1,0 +1,93 @@
+"""The rule registry: each rule is registered once with its documentation and its check.
+
+`memwarden rule MWxxx`, the README rule table and SARIF rule metadata are all generated
+from these definitions, so they cannot drift apart.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from memwarden.findings import Finding
+
+FILE = "file"  # check(mf: MemFile, ctx: FileContext) -> Iterable[Finding]; cached per blob
+TREE = "tree"  # check(ctx: TreeContext) -> Iterable[Finding]; sees every governed file
+META = "meta"  # produced by the engine itself (e.g. expired waivers); no check function
+COMMIT = "commit"  # produced by commit/trailer checks (later issues)
+
+FAMILIES = ("tokens", "structure", "injection", "paths")
+
+
+@dataclass(frozen=True)
+class Rule:
+    id: str
+    name: str
+    severity: str
+    summary: str
+    why: str
+    bad: str
+    good: str
+    scope: str
+    kinds: frozenset[str] | None
+    check: Callable[..., Iterable[Finding]] | None
+    fix: str = ""
+
+    def to_doc(self) -> dict[str, Any]:
+        return {
+            "id": self.id, "name": self.name, "severity": self.severity,
+            "summary": self.summary, "why": self.why, "bad": self.bad, "good": self.good,
+            "fix": self.fix, "scope": self.scope,
+            "kinds": sorted(self.kinds) if self.kinds else None,
+        }
+
+
+_RULES: dict[str, Rule] = {}
+
+
+def rule(id: str, *, name: str, severity: str, summary: str, why: str, bad: str, good: str,
+         fix: str = "", scope: str = FILE,
+         kinds: Iterable[str] | None = None) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Register a check function as rule `id`."""
+
+    def deco(fn: Callable[..., Any]) -> Callable[..., Any]:
+        register(Rule(id, name, severity, summary, why, bad, good, scope,
+                      frozenset(kinds) if kinds else None, fn, fix))
+        return fn
+
+    return deco
+
+
+def register(r: Rule) -> None:
+    if r.id in _RULES and _RULES[r.id].check is not r.check:
+        raise RuntimeError(f"rule {r.id} registered twice")
+    _RULES[r.id] = r
+
+
+def _load() -> None:
+    for family in FAMILIES:
+        importlib.import_module(f"memwarden.policies.{family}")
+
+
+def all_rules() -> list[Rule]:
+    _load()
+    return [_RULES[k] for k in sorted(_RULES)]
+
+
+def get_rule(rule_id: str) -> Rule | None:
+    _load()
+    return _RULES.get(rule_id.upper())
+
+
+register(Rule(
+    "MW001", "expired-waiver", "error",
+    "A waiver in memwarden.toml has passed its `expires` date.",
+    "Waivers are temporary by design: an expired one must be renewed with a fresh reason or "
+    "removed, otherwise exceptions silently become permanent.",
+    '[[waivers]]\nrule = "MW305"\npath = "memory/a/facts.md"\nfingerprint = "sha256:…"\n'
+    'expires = 2025-01-31\nreason = "migrated note"',
+    'expires = 2026-12-31  # renewed after the owner re-reviewed the finding',
+    META, None, None,
+    "Renew the waiver with a new date and reason, or delete it and fix the file."))

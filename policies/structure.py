@@ -1,0 +1,1 @@
+"""MW2xx structure rules (frontmatter, schemas, contracts, entries, registry)."""
