@@ -25,7 +25,7 @@ from memwarden.memfile import MemFile
 from memwarden.policies.context import FileContext, TreeContext
 from memwarden.policies.registry import FILE, TREE, Rule, all_rules
 from memwarden.source import Source
-from memwarden.tokens import TokenCounter
+from memwarden.tokens import TokenCounter, get_encoder
 
 
 @dataclass
@@ -116,14 +116,25 @@ def check(source: Source, config: Config, paths: list[str] | None = None,
     # Tokenize in the background while the non-token rules run on this thread.
     needs_count = [(mf.blob_id, mf.text) for mf in _with_limits(todo, context_paths, load)
                    if mf.text is not None and counter.cached(mf.blob_id) is None]
-    worker = threading.Thread(target=counter.count_many, args=(needs_count,), daemon=True)
+    errors: list[BaseException] = []
+
+    def count_all() -> None:
+        try:
+            counter.count_many(needs_count)
+        except BaseException as exc:  # re-raised on the main thread below
+            errors.append(exc)
+
+    worker = threading.Thread(target=count_all, daemon=True)
     if needs_count:
+        get_encoder(config.encoding)  # load (and verify) on this thread: errors surface here
         worker.start()
     per_file: dict[str, list[Finding]] = {mf.path: [] for mf in todo}
     for mf in todo:
         per_file[mf.path].extend(_run(other_rules, mf, fctx))
     if needs_count:
         worker.join()
+        if errors:
+            raise errors[0]
     for mf in todo:
         per_file[mf.path].extend(_run(token_rules, mf, fctx))
         cache.put(mf.blob_id, mf.path, per_file[mf.path])

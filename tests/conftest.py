@@ -55,7 +55,7 @@ def make_repo(tmp_path: Path, files: Mapping[str, str | bytes], commit: bool = T
               message: str = "initial\n\nHuman-Edit: true") -> Path:
     """A real git repository at tmp_path/repo holding `files` (committed by default)."""
     root = tmp_path / "repo"
-    root.mkdir(exist_ok=True)
+    root.mkdir(parents=True, exist_ok=True)
     if not (root / ".git").exists():
         git(root, "init", "-q", "-b", "main")
     write_files(root, files)
