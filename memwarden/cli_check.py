@@ -41,7 +41,7 @@ def run_check(files: list[str], rev: str | None, config_path: str | None,
         outside: list[str] = []
     else:
         root = repo.root if repo is not None and repo.root is not None else cwd
-        source = WorktreeSource(root, repo)
+        source = WorktreeSource(root, repo, repo.cache_dir if (repo and use_cache) else None)
         config = load_config(config_path, root)
         paths, outside = None, []
         if files:

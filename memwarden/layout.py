@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 AGENT_ID_RE = re.compile(r"^[a-z0-9][a-z0-9-]*$")
 ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
@@ -61,6 +62,7 @@ def is_governed(path: str) -> bool:
     return path.startswith(GOVERNED_PREFIXES) or path in GOVERNED_FILES
 
 
+@lru_cache(maxsize=65536)
 def classify(path: str) -> FileInfo | None:
     """Classify a repo-relative POSIX path; None for files memwarden does not govern."""
     if path in GOVERNED_FILES:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -93,6 +93,23 @@ class Repo:
             return None
         return obj.read_raw()
 
+    def tracked_paths(self) -> tuple[set[str], set[str]]:
+        """Paths in the index and every folder that holds one (never ignored by git)."""
+        try:
+            paths = {e.path for e in self._repo.index}
+        except pygit2.GitError:
+            return set(), set()
+        dirs: set[str] = set()
+        for p in paths:
+            i = p.rfind("/")
+            while i > 0:
+                d = p[:i]
+                if d in dirs:
+                    break
+                dirs.add(d)
+                i = p.rfind("/", 0, i)
+        return paths, dirs
+
     def is_ignored(self, path: str) -> bool:
         try:
             return bool(self._repo.path_is_ignored(path))
@@ -120,36 +137,48 @@ def worktree_entries(root: Path, repo: Repo | None) -> Iterator[Entry]:
     """Governed files in a working tree, as git would add them (ignored files skipped).
 
     Symlinks and nested repositories are reported with their git modes, not followed.
+    Files tracked in the index are never ignored, so only untracked paths ask git.
     """
-    for name in sorted(os.listdir(root)):
+    tracked, tracked_dirs = (repo.tracked_paths() if repo is not None else (set(), set()))
+
+    def ignored(path: str, is_dir: bool) -> bool:
+        if repo is None or path in tracked or (is_dir and path in tracked_dirs):
+            return False
+        return repo.is_ignored(path + "/" if is_dir else path)
+
+    base = str(root)
+    for name in sorted(os.listdir(base)):
         if name in GOVERNED_FILES:
-            st = os.lstat(root / name)
-            yield Entry(name, _mode(st), None)
+            if not ignored(name, False):
+                yield Entry(name, _mode(os.lstat(os.path.join(base, name))), None)
         elif f"{name}/" in GOVERNED_PREFIXES:
-            st = os.lstat(root / name)
+            st = os.lstat(os.path.join(base, name))
             if stat.S_ISDIR(st.st_mode):
-                yield from _walk_dir(root, name, repo)
+                yield from _walk_dir(base, name, ignored)
             else:
                 yield Entry(name, _mode(st), None)
 
 
-def _walk_dir(root: Path, rel: str, repo: Repo | None) -> Iterator[Entry]:
+def _walk_dir(base: str, rel: str, ignored: Callable[[str, bool], bool]) -> Iterator[Entry]:
     try:
-        names = sorted(os.listdir(root / rel))
+        with os.scandir(os.path.join(base, rel)) as it:
+            items = sorted(it, key=lambda d: d.name)
     except OSError:
         return
-    for name in names:
-        path = f"{rel}/{name}"
-        if repo is not None and repo.is_ignored(path):
-            continue
-        st = os.lstat(root / path)
-        if stat.S_ISDIR(st.st_mode):
-            if os.path.exists(root / path / ".git"):
+    for d in items:
+        path = f"{rel}/{d.name}"
+        if d.is_symlink():
+            if not ignored(path, False):
+                yield Entry(path, MODE_LINK, None)
+        elif d.is_dir():
+            if d.name == ".git" or ignored(path, True):
+                continue
+            if os.path.exists(os.path.join(d.path, ".git")):
                 yield Entry(path, MODE_GITLINK, None)
             else:
-                yield from _walk_dir(root, path, repo)
-        else:
-            yield Entry(path, _mode(st), None)
+                yield from _walk_dir(base, path, ignored)
+        elif not ignored(path, False):
+            yield Entry(path, _mode(d.stat(follow_symlinks=False)), None)
 
 
 def _mode(st: os.stat_result) -> int:

@@ -6,7 +6,11 @@ id, so rules and caches never care which one they are looking at.
 
 from __future__ import annotations
 
+import json
 import os
+import stat as _stat
+import tempfile
+import time
 from pathlib import Path
 
 from memwarden.layout import classify
@@ -14,13 +18,90 @@ from memwarden.memfile import MAX_FILE_BYTES, MemFile
 from memwarden.repo import MODE_GITLINK, MODE_LINK, Entry, Repo, hash_blob, worktree_entries
 
 
+class StatCache:
+    """path -> blob id for files whose stat data has not changed (git's index trick).
+
+    Entries modified within RACY_NS of the last save are not trusted (a same-timestamp
+    rewrite could otherwise go unnoticed); a cache that does not parse is ignored.
+    """
+
+    RACY_NS = 2_000_000_000
+
+    def __init__(self, cache_dir: Path | None) -> None:
+        self.path = cache_dir / "stat.json" if cache_dir else None
+        self.entries: dict[str, list[int | str]] = {}
+        self.saved_at = 0
+        self.dirty = False
+        if self.path is None:
+            return
+        try:
+            raw = json.loads(self.path.read_bytes())
+            if isinstance(raw, dict) and isinstance(raw.get("entries"), dict):
+                self.entries = raw["entries"]
+                self.saved_at = int(raw.get("saved_at", 0))
+        except (OSError, ValueError, TypeError):
+            self.entries, self.saved_at = {}, 0
+
+    @staticmethod
+    def key(st: os.stat_result) -> list[int]:
+        return [st.st_mtime_ns, st.st_size, st.st_ino, st.st_ctime_ns]
+
+    def get(self, path: str, st: os.stat_result) -> str | None:
+        hit = self.entries.get(path)
+        if not hit or hit[:4] != self.key(st):
+            return None
+        if st.st_mtime_ns >= self.saved_at - self.RACY_NS:
+            return None
+        return str(hit[4])
+
+    def put(self, path: str, st: os.stat_result, blob: str) -> None:
+        self.entries[path] = [*self.key(st), blob]
+        self.dirty = True
+
+    def save(self) -> None:
+        if self.path is None or not self.dirty:
+            return
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=".stat-")
+            with os.fdopen(fd, "w") as fh:
+                json.dump({"saved_at": time.time_ns(), "entries": self.entries}, fh)
+            os.replace(tmp, self.path)
+        except OSError:
+            pass
+
+
 class WorktreeSource:
     """Files as they are on disk under `root` (what pre-commit sees after stashing)."""
 
-    def __init__(self, root: Path, repo: Repo | None) -> None:
+    def __init__(self, root: Path, repo: Repo | None, cache_dir: Path | None = None) -> None:
         self.root = root
         self.repo = repo
         self.label = str(root)
+        self.stats = StatCache(cache_dir)
+        self._memo: dict[str, MemFile] = {}
+
+    def blob_id(self, entry: Entry) -> str | None:
+        """The blob id, from the stat cache when the file is unchanged, else by hashing."""
+        if entry.mode not in (0o100644, 0o100755):
+            mf = self.load(entry)
+            return mf.blob_id if mf else None
+        try:
+            st = os.stat(self.root / entry.path)
+        except OSError:
+            return None
+        blob = self.stats.get(entry.path, st)
+        if blob is not None:
+            return blob
+        mf = self.load(entry)
+        if mf is None:
+            return None
+        if not mf.too_large:
+            self.stats.put(entry.path, st, mf.blob_id)
+        return mf.blob_id
+
+    def save(self) -> None:
+        self.stats.save()
 
     def all_entries(self) -> dict[str, Entry]:
         return {e.path: e for e in worktree_entries(self.root, self.repo)}
@@ -31,8 +112,6 @@ class WorktreeSource:
             st = os.lstat(full)
         except OSError:
             return None
-        import stat as _stat
-
         if _stat.S_ISLNK(st.st_mode):
             return Entry(path, MODE_LINK, None)
         if _stat.S_ISDIR(st.st_mode):
@@ -43,6 +122,9 @@ class WorktreeSource:
         return sorted(p.relative_to(self.root).as_posix() for p in self.root.glob(pattern))
 
     def load(self, entry: Entry) -> MemFile | None:
+        memo = self._memo.get(entry.path)
+        if memo is not None:
+            return memo
         info = classify(entry.path)
         if info is None:
             return None
@@ -64,7 +146,9 @@ class WorktreeSource:
         except OSError:
             return None
         blob = hash_blob(data) if size <= MAX_FILE_BYTES else f"large:{size}:{entry.path}"
-        return MemFile(info, data, entry.mode, blob, size)
+        mf = MemFile(info, data, entry.mode, blob, size)
+        self._memo[entry.path] = mf
+        return mf
 
 
 class TreeSource:
@@ -83,6 +167,12 @@ class TreeSource:
 
     def entry(self, path: str) -> Entry | None:
         return self.all_entries().get(path)
+
+    def blob_id(self, entry: Entry) -> str | None:
+        return entry.oid
+
+    def save(self) -> None:
+        pass
 
     def glob(self, pattern: str) -> list[str]:
         import fnmatch

@@ -29,6 +29,7 @@ OFFICIAL_SHA256 = {
     "o200k_base": "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d",
 }
 
+MAX_CACHED_COUNTS = 200_000
 _lock = threading.Lock()
 _encoders: dict[str, Any] = {}
 
@@ -107,6 +108,7 @@ class TokenCounter:
         self.encoding = encoding
         self.cache_path = cache_dir / f"tokens-{encoding}.json" if cache_dir else None
         self._counts: dict[str, int] = self._read_cache()
+        self._used: set[str] = set()
         self._dirty = False
 
     def _read_cache(self) -> dict[str, int]:
@@ -124,9 +126,11 @@ class TokenCounter:
         return {k: v for k, v in counts.items() if isinstance(v, int) and v >= 0}
 
     def cached(self, blob_id: str) -> int | None:
+        self._used.add(blob_id)
         return self._counts.get(blob_id)
 
     def count(self, blob_id: str, text: str) -> int:
+        self._used.add(blob_id)
         n = self._counts.get(blob_id)
         if n is None:
             n = count_text(text, self.encoding)
@@ -148,12 +152,15 @@ class TokenCounter:
                 results = list(pool.map(lambda bt: len(enc.encode_ordinary(bt[1])), todo))
         for (blob, _), n in zip(todo, results, strict=True):
             self._counts[blob] = n
+            self._used.add(blob)
         self._dirty = True
 
     def save(self) -> None:
         """Write the cache atomically; a failure to write is not an error (it is a cache)."""
         if not self._dirty or self.cache_path is None:
             return
+        if len(self._counts) > MAX_CACHED_COUNTS:  # forget blobs this run did not need
+            self._counts = {b: n for b, n in self._counts.items() if b in self._used}
         try:
             self.cache_path.parent.mkdir(parents=True, exist_ok=True)
             fd, tmp = tempfile.mkstemp(dir=self.cache_path.parent, prefix=".tokens-")

@@ -13,6 +13,7 @@ import os
 import tempfile
 import threading
 from collections.abc import Iterable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -103,14 +104,19 @@ def check(source: Source, config: Config, paths: list[str] | None = None,
     fctx = FileContext(config, counter)
 
     todo: list[MemFile] = []
+    blob_ids: dict[str, str] = {}
+    for path in context_paths:
+        blob = source.blob_id(entries[path])
+        if blob is not None:
+            blob_ids[path] = blob
     for path in checked:
-        mf = load(path)
-        if mf is None:
-            continue
-        hit = cache.get(mf.blob_id, path)
+        blob = blob_ids.get(path)
+        hit = cache.get(blob, path) if blob is not None else None
         if hit is not None:
             findings.extend(hit)
-        else:
+            continue
+        mf = load(path)
+        if mf is not None:
             todo.append(mf)
 
     # Tokenize in the background while the non-token rules run on this thread.
@@ -135,16 +141,16 @@ def check(source: Source, config: Config, paths: list[str] | None = None,
         worker.join()
         if errors:
             raise errors[0]
-    for mf in todo:
-        per_file[mf.path].extend(_run(token_rules, mf, fctx))
+    # Token rules are cheap unless a file is over its limit (then they re-encode it to find
+    # the line): run them on all cores too.
+    with ThreadPoolExecutor(min(4, os.cpu_count() or 1)) as pool:
+        token_findings = list(pool.map(lambda mf: _run(token_rules, mf, fctx), todo))
+    for mf, extra in zip(todo, token_findings, strict=True):
+        per_file[mf.path].extend(extra)
         cache.put(mf.blob_id, mf.path, per_file[mf.path])
         findings.extend(per_file[mf.path])
 
     infos = {p: info for p in context_paths if (info := classify(p)) is not None}
-    blob_ids = {p: e.oid for p, e in entries.items() if e.oid}
-    for p, mf in loaded.items():
-        if mf is not None:
-            blob_ids[p] = mf.blob_id
     tctx = TreeContext(config, counter, infos, blob_ids, load, focus)
     for r in rules:
         if r.scope == TREE and r.check is not None:
@@ -155,6 +161,7 @@ def check(source: Source, config: Config, paths: list[str] | None = None,
     findings = apply_waivers(findings, config, today, focus)
     counter.save()
     cache.save()
+    source.save()
     findings.sort(key=lambda f: (f.path, f.line, f.col, f.rule, f.message))
     return CheckResult(_dedupe(findings), len(checked) + len(list(raw_outside)))
 
@@ -183,13 +190,17 @@ def _run(rules: list[Rule], mf: MemFile, ctx: FileContext) -> list[Finding]:
 def _with_limits(todo: list[MemFile], context_paths: list[str], load: Any) -> list[MemFile]:
     """Files whose token counts some rule needs: limited kinds and Layer 1 siblings."""
     out = [mf for mf in todo if mf.info.limit_key is not None]
+    seen = {mf.path for mf in out}
     agents = {mf.info.agent for mf in todo if mf.info.layer == 1}
+    if not agents:
+        return out
     for p in context_paths:
         info = classify(p)
-        if info and info.layer == 1 and info.agent in agents and not any(m.path == p for m in out):
+        if info and info.layer == 1 and info.agent in agents and p not in seen:
             mf = load(p)
             if mf is not None:
                 out.append(mf)
+                seen.add(p)
     return out
 
 

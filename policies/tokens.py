@@ -13,7 +13,7 @@ from memwarden.findings import ERROR, WARNING, Finding, make
 from memwarden.memfile import MemFile
 from memwarden.policies.context import FileContext, TreeContext
 from memwarden.policies.registry import TREE, rule
-from memwarden.tokens import count_text
+from memwarden.tokens import get_encoder
 
 _HARD_HINTS = {
     "snapshot": "snapshot.md is replace-only: rewrite it shorter (apply rejects, never evicts).",
@@ -24,13 +24,10 @@ _HARD_HINTS = {
 
 
 def crossing_line(mf: MemFile, limit: int, encoding: str) -> int:
-    """The (approximate) line where the running token count passes `limit`."""
-    total = 0
-    for i, line in enumerate(mf.lines):
-        total += count_text(line + "\n", encoding)
-        if total > limit:
-            return i + 1
-    return max(1, len(mf.lines))
+    """The line holding token number limit+1: decode the first limit+1 tokens, count lines."""
+    ids = get_encoder(encoding).encode_ordinary(mf.text or "")[: limit + 1]
+    prefix = get_encoder(encoding).decode_bytes(ids)
+    return prefix.count(b"\n") + 1
 
 
 def _hard(rule_id: str, key: str, mf: MemFile, ctx: FileContext) -> Iterator[Finding]:

@@ -107,3 +107,27 @@ def test_ignore_and_select_flags(tmp_path, mw):
     assert rules_in(out) == ["MW507"]
     code, out, _ = mw(root, "check", "--select", "MW506")
     assert rules_in(out) == ["MW506"]
+
+
+def test_gitignored_files_are_skipped_but_tracked_ones_are_not(tmp_path, mw):
+    root = make_repo(tmp_path, {".gitignore": "memory/a/scratch/\nmemory/a/*.tmp\n",
+                                "memory/a/facts.md": GOOD})
+    (root / "memory/a/scratch").mkdir()
+    (root / "memory/a/scratch/x.md").write_text("x")
+    (root / "memory/a/y.tmp").write_text("x")
+    code, out, _ = mw(root, "check", "--all")
+    assert code == 0, out
+    (root / "memory/a/z.txt").write_text("x")
+    code, out, _ = mw(root, "check", "--all")
+    assert code == 1 and "memory/a/z.txt" in out
+
+
+def test_stat_cache_notices_same_size_rewrite(tmp_path, mw):
+    root = make_repo(tmp_path, {"memory/a/facts.md": GOOD})
+    mw(root, "check", "--all")
+    code, out, _ = mw(root, "check", "--all")
+    assert code == 0
+    os.symlink("facts.md", root / "memory/a/snapshot.md")
+    (root / "memory/a/facts.md").write_text(GOOD.replace("memory", "memorx"))
+    code, out, _ = mw(root, "check", "--all", "--format", "json")
+    assert code == 1 and "MW502" in out
