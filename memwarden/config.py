@@ -141,7 +141,8 @@ def parse_config(text: str | None, source: str | None = None) -> Config:
         except tomllib.TOMLDecodeError as exc:
             raise ConfigError(f"{label}: invalid TOML: {exc}") from None
     user = _normalise_dates(user, label)
-    validate_config_data(user, label)
+    if user:  # the defaults are valid by construction; skip importing jsonschema
+        validate_config_data(user, label)
     data = _merge(default_data(), user)
     return Config(data=data, source=source, user_data=user)
 

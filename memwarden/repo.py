@@ -6,13 +6,14 @@ paths and hex object ids so callers never handle pygit2 objects.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import stat
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
-
-import pygit2
+from typing import TYPE_CHECKING, Any
 
 from memwarden.errors import MemwardenError
 from memwarden.layout import GOVERNED_FILES, GOVERNED_PREFIXES
@@ -33,23 +34,37 @@ class Entry:
     oid: str | None
 
 
-class Repo:
-    """An open repository (bare or not)."""
+if TYPE_CHECKING:
+    import pygit2
 
-    def __init__(self, repo: pygit2.Repository) -> None:
-        self._repo = repo
-        self.git_dir = Path(repo.path).resolve()
-        self.root = Path(repo.workdir).resolve() if repo.workdir else None
-        self.is_bare = repo.is_bare
+
+class Repo:
+    """An open repository (bare or not). pygit2 is imported only when objects are needed,
+    so a pre-commit run over a few files does not pay for it."""
+
+    def __init__(self, git_dir: Path, root: Path | None) -> None:
+        self.git_dir = git_dir.resolve()
+        self.root = root.resolve() if root else None
+        self.is_bare = root is None
+
+    @cached_property
+    def _repo(self) -> pygit2.Repository:
+        import pygit2
+
+        try:
+            return pygit2.Repository(str(self.git_dir))
+        except pygit2.GitError as exc:
+            raise MemwardenError(f"{self.git_dir}: cannot open git repository: {exc}") from None
 
     @property
     def cache_dir(self) -> Path:
         """Where memwarden keeps rebuildable caches (`.git/memwarden/`)."""
-        common = self._repo.path
-        return Path(common) / "memwarden"
+        return self.git_dir / "memwarden"
 
     def resolve_commit(self, rev: str) -> str:
         """The commit id `rev` names; a clear error if it names nothing."""
+        import pygit2
+
         try:
             obj = self._repo.revparse_single(rev)
             commit = obj.peel(pygit2.Commit)
@@ -68,7 +83,7 @@ class Repo:
             elif name in GOVERNED_FILES or f"{name}/" in GOVERNED_PREFIXES:
                 yield Entry(name, obj.filemode, str(obj.id))
 
-    def _walk(self, tree: pygit2.Tree, prefix: str) -> Iterator[Entry]:
+    def _walk(self, tree: Any, prefix: str) -> Iterator[Entry]:
         for obj in tree:
             path = prefix + obj.name
             if obj.filemode == MODE_TREE:
@@ -97,7 +112,7 @@ class Repo:
         """Paths in the index and every folder that holds one (never ignored by git)."""
         try:
             paths = {e.path for e in self._repo.index}
-        except pygit2.GitError:
+        except Exception:  # pygit2.GitError: a broken index only costs ignore lookups
             return set(), set()
         dirs: set[str] = set()
         for p in paths:
@@ -113,24 +128,47 @@ class Repo:
     def is_ignored(self, path: str) -> bool:
         try:
             return bool(self._repo.path_is_ignored(path))
-        except pygit2.GitError:
+        except Exception:  # pygit2.GitError
             return False
 
 
 def hash_blob(data: bytes) -> str:
     """The git blob id of `data` (what `git hash-object` prints)."""
-    return str(pygit2.hash(data))
+    return hashlib.sha1(b"blob %d\x00" % len(data) + data, usedforsecurity=False).hexdigest()
+
+
+def _looks_like_git_dir(d: Path) -> bool:
+    return (d / "HEAD").is_file() and (d / "objects").is_dir() and (d / "refs").is_dir()
+
+
+def discover(start: Path) -> tuple[Path, Path | None] | None:
+    """(git dir, work tree or None for bare) for the repository holding `start`."""
+    d = start.absolute()
+    if d.is_file():
+        d = d.parent
+    for cur in (d, *d.parents):
+        dot = cur / ".git"
+        if dot.is_dir() and _looks_like_git_dir(dot):
+            return dot, cur
+        if dot.is_file():
+            try:
+                line = dot.read_text("utf-8").strip()
+            except OSError:
+                return None
+            if line.startswith("gitdir:"):
+                target = Path(line[7:].strip())
+                return (target if target.is_absolute() else cur / target), cur
+        if _looks_like_git_dir(cur):
+            return cur, None
+    return None
 
 
 def open_repo(start: Path | str = ".") -> Repo | None:
     """The repository containing `start`, or None outside any repository."""
-    found = pygit2.discover_repository(str(start))
+    found = discover(Path(start))
     if found is None:
         return None
-    try:
-        return Repo(pygit2.Repository(found))
-    except pygit2.GitError as exc:
-        raise MemwardenError(f"{start}: cannot open git repository: {exc}") from None
+    return Repo(*found)
 
 
 def worktree_entries(root: Path, repo: Repo | None) -> Iterator[Entry]:
