@@ -95,6 +95,50 @@ def _emit(text: str, output: str | None) -> None:
         click.echo(text, nl=False)
 
 
+@cli.group("hook")
+def hook_group() -> None:
+    """Git hook entry points (pre-commit runs these; see README)."""
+
+
+@hook_group.command("commit-msg", context_settings={"ignore_unknown_options": True})
+@click.argument("args", nargs=-1, type=click.UNPROCESSED)
+def hook_commit_msg(args: tuple[str, ...]) -> None:
+    """Check the commit message file (MW401–MW404) against what is staged."""
+    from memwarden.hooks.commit_msg import main as hook_main
+
+    raise SystemExit(hook_main(list(args)))
+
+
+@hook_group.command("prepare-commit-msg", context_settings={"ignore_unknown_options": True})
+@click.argument("args", nargs=-1, type=click.UNPROCESSED)
+def hook_prepare(args: tuple[str, ...]) -> None:
+    """Add 'Human-Edit: true' when staged changes touch memory (never twice)."""
+    from memwarden.hooks.prepare_commit_msg import main as hook_main
+
+    raise SystemExit(hook_main(list(args)))
+
+
+@cli.command("check-commits")
+@click.argument("revision_range")
+@click.option("--format", "fmt", type=click.Choice(["text", "json", "sarif", "github"]),
+              default=None, help="Output format (default text, or from --output's extension).")
+@click.option("--output", "-o", type=click.Path(dir_okay=False), help="Write the report here.")
+@click.option("--config", "config_path", type=click.Path(), help="memwarden.toml to use.")
+@click.option("--now", metavar="ISO", help="Today's date for waiver expiry (default: today).")
+def check_commits_cmd(revision_range: str, fmt: str | None, output: str | None,
+                      config_path: str | None, now: str | None) -> None:
+    """Check every commit in A..B: its trailers and its own tree's policies (for CI)."""
+    from memwarden.cli_commits import run_check_commits
+
+    if fmt is None:
+        from memwarden.report import EXTENSIONS
+
+        fmt = EXTENSIONS.get(Path(output).suffix.lower(), "text") if output else "text"
+    code, text = run_check_commits(revision_range, config_path, fmt, _today(now))
+    _emit(text, output)
+    raise SystemExit(code)
+
+
 @cli.command("rule")
 @click.argument("rule_id", required=False)
 @click.option("--format", "fmt", type=click.Choice(["text", "json", "markdown"]), default="text")

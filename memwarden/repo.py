@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from memwarden.errors import MemwardenError
-from memwarden.layout import GOVERNED_FILES, GOVERNED_PREFIXES
+from memwarden.layout import GOVERNED_FILES, GOVERNED_PREFIXES, is_governed
 
 MODE_FILE = 0o100644
 MODE_EXEC = 0o100755
@@ -125,6 +125,61 @@ class Repo:
                 i = p.rfind("/", 0, i)
         return paths, dirs
 
+    def staged_paths(self, index_file: str | None = None) -> list[str]:
+        """Governed paths whose staged state differs from HEAD.
+
+        `index_file` is the index git is committing ($GIT_INDEX_FILE inside hooks: a
+        temporary index for `commit -a` / `commit <path>`); None means the repo's index.
+        """
+        import pygit2
+
+        try:
+            index = pygit2.Index(index_file) if index_file else self._repo.index
+            staged = {e.path: (str(e.id), e.mode) for e in index if is_governed(e.path)}
+        except (pygit2.GitError, OSError, ValueError) as exc:
+            raise MemwardenError(f"cannot read the index {index_file or 'index'}: {exc}") from None
+        head: dict[str, tuple[str, int]] = {}
+        if not self._repo.head_is_unborn:
+            head = {e.path: (e.oid or "", e.mode) for e in self.tree_entries("HEAD")}
+        return sorted(p for p in set(staged) | set(head) if staged.get(p) != head.get(p))
+
+    def commit_info(self, rev: str) -> dict[str, Any]:
+        """Message, parents, author/committer and governed paths changed vs first parent."""
+        commit = self._repo.get(self.resolve_commit(rev))
+        parents = [str(p) for p in commit.parent_ids]
+        mine = {e.path: (e.oid, e.mode) for e in self.tree_entries(str(commit.id))}
+        base: dict[str, tuple[str | None, int]] = {}
+        if parents:
+            base = {e.path: (e.oid, e.mode) for e in self.tree_entries(parents[0])}
+        touched = sorted(p for p in set(mine) | set(base) if mine.get(p) != base.get(p))
+        raw = commit.raw_message
+        return {
+            "id": str(commit.id),
+            "parents": parents,
+            "raw_message": raw,
+            "author": (commit.author.name, commit.author.email, commit.author.time),
+            "committer": (commit.committer.name, commit.committer.email, commit.committer.time),
+            "touched": touched,
+        }
+
+    def rev_list(self, revision_range: str) -> list[str]:
+        """Commits of `A..B` (or of B's whole history), oldest first, like git rev-list."""
+        import pygit2
+
+        if ".." in revision_range:
+            a, b = revision_range.split("..", 1)
+            if b.startswith("."):
+                raise MemwardenError(f"{revision_range}: A...B ranges are not supported; "
+                                     "use A..B")
+            start, stop = self.resolve_commit(b or "HEAD"), (self.resolve_commit(a) if a else None)
+        else:
+            start, stop = self.resolve_commit(revision_range), None
+        walker = self._repo.walk(start, pygit2.enums.SortMode.TOPOLOGICAL |
+                                 pygit2.enums.SortMode.REVERSE)
+        if stop is not None:
+            walker.hide(stop)
+        return [str(c.id) for c in walker]
+
     def is_ignored(self, path: str) -> bool:
         try:
             return bool(self._repo.path_is_ignored(path))
@@ -225,3 +280,25 @@ def _mode(st: os.stat_result) -> int:
     if stat.S_ISREG(st.st_mode):
         return MODE_EXEC if st.st_mode & 0o111 else MODE_FILE
     return 0
+
+
+def clean_env() -> dict[str, str]:
+    """The environment for a git subprocess, minus variables that would point it at another
+    repository or index (hooks inherit GIT_DIR, GIT_INDEX_FILE, GIT_WORK_TREE, ...)."""
+    drop = {"GIT_DIR", "GIT_INDEX_FILE", "GIT_WORK_TREE", "GIT_OBJECT_DIRECTORY",
+            "GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_COMMON_DIR", "GIT_PREFIX",
+            "GIT_NAMESPACE", "GIT_QUARANTINE_PATH"}
+    return {k: v for k, v in os.environ.items() if k not in drop}
+
+
+def add_trailer_in_place(message_file: Path, trailer: str, cwd: Path) -> None:
+    """`git interpret-trailers --in-place --if-exists doNothing`: git's own placement."""
+    import subprocess
+
+    proc = subprocess.run(
+        ["git", "interpret-trailers", "--in-place", "--if-exists", "doNothing", "--trailer",
+         trailer, str(message_file)],
+        cwd=cwd, env=clean_env(), capture_output=True, text=True,
+    )
+    if proc.returncode != 0:
+        raise MemwardenError(f"git interpret-trailers failed: {proc.stderr.strip()}")

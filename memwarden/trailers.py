@@ -189,3 +189,23 @@ def parse_trailers(message: str, known: Iterable[str] = ()) -> list[Trailer]:
 def format_parsed(trailers: Iterable[Trailer]) -> str:
     """The text `git interpret-trailers --parse` prints for these trailers."""
     return "".join(f"{t.key}: {t.value}\n" for t in trailers)
+
+
+def cleanup_message(text: str) -> str:
+    """What `git commit` stores with the default cleanup (strip): comments and everything
+    after the scissors line removed, trailing spaces and extra blank lines dropped."""
+    kept: list[str] = []
+    for line in text.split("\n"):
+        if line.startswith(COMMENT):
+            if line[1:].strip(_WS) == SCISSORS.strip():
+                break
+            continue
+        kept.append(line.rstrip(_WS))
+    out: list[str] = []
+    for line in kept:
+        if line == "" and (not out or out[-1] == ""):
+            continue
+        out.append(line)
+    while out and out[-1] == "":
+        out.pop()
+    return "\n".join(out) + "\n" if out else ""
