@@ -118,6 +118,26 @@ def hook_prepare(args: tuple[str, ...]) -> None:
     raise SystemExit(hook_main(list(args)))
 
 
+@hook_group.command("pre-receive")
+def hook_pre_receive() -> None:
+    """Server side: read '<old> <new> <ref>' lines on stdin and accept or reject the push."""
+    from memwarden.hooks.pre_receive import main as hook_main
+
+    raise SystemExit(hook_main([]))
+
+
+@cli.command("install-server-hooks")
+@click.argument("bare_repo", type=click.Path(file_okay=False))
+@click.option("--force", is_flag=True, help="Replace a pre-receive hook that is not "
+              "memwarden's (kept as pre-receive.bak).")
+def install_server_hooks(bare_repo: str, force: bool) -> None:
+    """Install the memwarden pre-receive hook into a bare repository."""
+    from memwarden.hooks.pre_receive import install
+
+    hook = install(Path(bare_repo), force)
+    click.echo(f"installed {hook}")
+
+
 @cli.command("check-commits")
 @click.argument("revision_range")
 @click.option("--format", "fmt", type=click.Choice(["text", "json", "sarif", "github"]),

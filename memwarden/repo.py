@@ -52,9 +52,16 @@ class Repo:
         import pygit2
 
         try:
-            return pygit2.Repository(str(self.git_dir))
+            repo = pygit2.Repository(str(self.git_dir))
         except pygit2.GitError as exc:
             raise MemwardenError(f"{self.git_dir}: cannot open git repository: {exc}") from None
+        # Inside a pre-receive hook the pushed objects sit in a quarantine directory that
+        # git names in the environment; libgit2 does not read it on its own.
+        for var in ("GIT_OBJECT_DIRECTORY", "GIT_QUARANTINE_PATH"):
+            extra = os.environ.get(var)
+            if extra and os.path.isdir(extra):
+                repo.odb.add_disk_alternate(extra)
+        return repo
 
     @property
     def cache_dir(self) -> Path:
@@ -147,20 +154,74 @@ class Repo:
         """Message, parents, author/committer and governed paths changed vs first parent."""
         commit = self._repo.get(self.resolve_commit(rev))
         parents = [str(p) for p in commit.parent_ids]
-        mine = {e.path: (e.oid, e.mode) for e in self.tree_entries(str(commit.id))}
-        base: dict[str, tuple[str | None, int]] = {}
-        if parents:
-            base = {e.path: (e.oid, e.mode) for e in self.tree_entries(parents[0])}
-        touched = sorted(p for p in set(mine) | set(base) if mine.get(p) != base.get(p))
-        raw = commit.raw_message
         return {
             "id": str(commit.id),
             "parents": parents,
-            "raw_message": raw,
+            "raw_message": commit.raw_message,
             "author": (commit.author.name, commit.author.email, commit.author.time),
             "committer": (commit.committer.name, commit.committer.email, commit.committer.time),
-            "touched": touched,
+            "touched": self.changed_paths(parents[0] if parents else None, str(commit.id)),
         }
+
+    def changed_paths(self, old: str | None, new: str) -> list[str]:
+        """Paths whose content or mode differ between two commits (old None: empty tree).
+
+        A tree diff: identical subtrees are skipped by id, so this is cheap even in large
+        repositories. Renames count as a deletion plus an addition.
+        """
+        new_tree = self._repo.get(self.resolve_commit(new)).tree
+        if old is None:
+            diff = new_tree.diff_to_tree(swap=True)
+        else:
+            diff = self._repo.diff(self._repo.get(self.resolve_commit(old)).tree, new_tree)
+        paths: set[str] = set()
+        for d in diff.deltas:
+            paths.add(d.old_file.path)
+            paths.add(d.new_file.path)
+        return sorted(paths)
+
+    def new_commits(self, new: str, old: str | None = None) -> list[str]:
+        """Commits reachable from `new` that no existing branch or tag (or `old`) reaches:
+        what a push brings in. Oldest first."""
+        import pygit2
+
+        walker = self._repo.walk(self.resolve_commit(new), pygit2.enums.SortMode.TOPOLOGICAL |
+                                 pygit2.enums.SortMode.REVERSE)
+        for name in self._repo.references:
+            if name.startswith(("refs/heads/", "refs/tags/")):
+                try:
+                    target = self._repo.references[name].peel(pygit2.Commit)
+                except (pygit2.GitError, ValueError, KeyError):
+                    continue
+                walker.hide(target.id)
+        if old:
+            walker.hide(self.resolve_commit(old))
+        return [str(c.id) for c in walker]
+
+    def ref_target(self, ref: str) -> str | None:
+        try:
+            return str(self._repo.references[ref].peel().id)
+        except (KeyError, ValueError):
+            return None
+
+    def merge_base(self, a: str, b: str) -> str | None:
+        base = self._repo.merge_base(self.resolve_commit(a), self.resolve_commit(b))
+        return str(base) if base else None
+
+    def is_ancestor(self, ancestor: str, descendant: str) -> bool:
+        a, d = self.resolve_commit(ancestor), self.resolve_commit(descendant)
+        return a == d or bool(self._repo.descendant_of(d, a))
+
+    def entry_at(self, rev: str, path: str) -> Entry | None:
+        """One path of a committed tree, looked up directly (no walk)."""
+        commit = self._repo.get(self.resolve_commit(rev))
+        try:
+            obj = commit.tree[path]
+        except KeyError:
+            return None
+        if obj.filemode == MODE_TREE:
+            return None
+        return Entry(path, obj.filemode, str(obj.id))
 
     def rev_list(self, revision_range: str) -> list[str]:
         """Commits of `A..B` (or of B's whole history), oldest first, like git rev-list."""

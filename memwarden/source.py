@@ -166,7 +166,9 @@ class TreeSource:
         return self._entries
 
     def entry(self, path: str) -> Entry | None:
-        return self.all_entries().get(path)
+        if self._entries is not None:
+            return self._entries.get(path)
+        return self.repo.entry_at(self.rev, path)
 
     def blob_id(self, entry: Entry) -> str | None:
         return entry.oid
