@@ -1,7 +1,8 @@
 """Entries of memory files: facts, open loops, decisions — parsed leniently, with positions.
 
 Each parser takes the file's lines (and where the body starts) and returns entries plus
-problems (line, col, message, snippet) for MW206. Canonical writers live with apply.
+problems (line, col, message, snippet) for MW206. Lines inside fenced code blocks and
+HTML comments are content, never entries. Canonical writers live with apply.
 """
 
 from __future__ import annotations
@@ -10,10 +11,14 @@ import datetime as _dt
 import hashlib
 import re
 import unicodedata
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-HEADING_RE = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
+# ATX heading (CommonMark): up to 3 spaces, 1-6 '#', then space or end; an optional
+# closing run of '#' must be preceded by a space ("## C#" keeps its '#').
+HEADING_RE = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$")
 BULLET_RE = re.compile(r"^(\s*)([-*+])\s+(.*)$")
+FENCE_RE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 DATE_PREFIX_RE = re.compile(r"^\[(\d{4}-\d{2}-\d{2})\]\s*")
 CHECKBOX_RE = re.compile(r"^\[(.)\]\s*(.*)$")
 LOOP_ID_RE = re.compile(r"^(loop_[A-Za-z0-9][A-Za-z0-9._-]{0,127}):\s*(.*)$")
@@ -22,10 +27,11 @@ OPENED_RE = re.compile(
 PRIORITY_RE = re.compile(r"\s*\(priority\s+(\S+?)\)\s*$", re.I)
 SEED_OPENED_RE = re.compile(r"\s+[—–-]+\s+(?:відкрита з|открыта с|opened)\s+(\S+)\s*$", re.I)
 CLOSED_RE = re.compile(
-    r"\s+[—–-]+\s+(?:closed|закрита|закрыта)\s+(\S+)(?:\s*\|\s*(run_[A-Za-z0-9._-]+))?"
-    r"(?:\s+[—–-]+\s+(.*))?\s*$", re.I)
+    r"\s+[—–-]+\s+(?:closed|закрита|закрыта)\s+(\S+?)(?:\s*\|\s*(run_[A-Za-z0-9._-]+))?"
+    r"(?:\s+[—–-]+\s+(.*?))?\s*$", re.I)
 DECISION_HEAD_RE = re.compile(r"^(\S+)\s+[—–-]+\s+(.+)$")
-FIELD_RE = re.compile(r"^\*\*([^*:]+):\*\*\s*(.*)$")
+# `**Key:** value` and `**Key**: value`.
+FIELD_RE = re.compile(r"^\*\*([^*:]+)(?::\*\*|\*\*:)\s*(.*)$")
 
 PRIORITIES = ("high", "normal", "low")
 HIGH_SECTIONS = {"критичні", "критические", "critical"}
@@ -42,11 +48,13 @@ class Problem:
 
 
 def valid_date(text: str) -> bool:
+    if not re.fullmatch(r"\d{4}-\d{2}-\d{2}", text):
+        return False
     try:
         _dt.date.fromisoformat(text)
     except ValueError:
         return False
-    return bool(re.fullmatch(r"\d{4}-\d{2}-\d{2}", text))
+    return True
 
 
 def normalise(text: str) -> str:
@@ -95,8 +103,53 @@ class Decision:
     fields: dict[str, str] = field(default_factory=dict)
 
 
-def _section_name(heading: str) -> str:
-    return heading.strip()
+def _section_name(heading: str | None) -> str:
+    return (heading or "").strip()
+
+
+def _indent(ws: str) -> int:
+    return len(ws.expandtabs(4))
+
+
+def _scan(lines: list[str], start: int) -> Iterator[tuple[int, str, bool]]:
+    """(index, line, hidden) for each line from `start`.
+
+    `hidden` marks lines that open, close or lie inside a fenced code block or an HTML
+    comment block: a bullet quoted in a code sample or commented out is never an entry.
+    """
+    fence: str | None = None
+    in_comment = False
+    for idx in range(max(0, start), len(lines)):
+        raw = lines[idx]
+        if fence is not None:
+            m = FENCE_RE.match(raw)
+            if m and m.group(1)[0] == fence[0] and len(m.group(1)) >= len(fence) \
+                    and not raw.strip().lstrip(fence[0]):
+                fence = None
+            yield idx, raw, True
+            continue
+        if in_comment:
+            in_comment = "-->" not in raw
+            yield idx, raw, True
+            continue
+        m = FENCE_RE.match(raw)
+        if m:
+            fence = m.group(1)
+            yield idx, raw, True
+            continue
+        stripped = raw.strip()
+        if stripped.startswith("<!--"):
+            in_comment = "-->" not in stripped[4:]
+            yield idx, raw, True
+            continue
+        yield idx, raw, False
+
+
+def _content_lines(lines: list[str], start: int) -> Iterator[tuple[int, str]]:
+    """(index, line) of the lines that can hold entries (see _scan)."""
+    for idx, raw, hidden in _scan(lines, start):
+        if not hidden:
+            yield idx, raw
 
 
 def parse_facts(lines: list[str], start: int = 0) -> tuple[list[Fact], list[Problem]]:
@@ -105,18 +158,13 @@ def parse_facts(lines: list[str], start: int = 0) -> tuple[list[Fact], list[Prob
     problems: list[Problem] = []
     section = ""
     current: Fact | None = None
-    in_comment = False
-    for idx in range(start, len(lines)):
-        raw = lines[idx]
+    last_idx = start - 1
+    for idx, raw in _content_lines(lines, start):
+        if idx != last_idx + 1:
+            current = None  # a comment or code block ends the fact before it
+        last_idx = idx
         lineno = idx + 1
         stripped = raw.strip()
-        if in_comment:
-            in_comment = "-->" not in stripped
-            continue
-        if stripped.startswith("<!--"):
-            in_comment = "-->" not in stripped
-            current = None
-            continue
         m = HEADING_RE.match(raw)
         if m:
             if len(m.group(1)) == 2:
@@ -124,14 +172,14 @@ def parse_facts(lines: list[str], start: int = 0) -> tuple[list[Fact], list[Prob
             current = None
             continue
         b = BULLET_RE.match(raw)
-        if b and len(b.group(1)) < 2:
+        if b and _indent(b.group(1)) < 2:
             body = b.group(3)
             date = None
             d = DATE_PREFIX_RE.match(body)
             if d:
                 date = d.group(1)
                 if not valid_date(date):
-                    problems.append(Problem(lineno, len(b.group(1)) + 3,
+                    problems.append(Problem(lineno, b.start(3) + 1,
                                             f"fact date [{date}] is not a valid YYYY-MM-DD date",
                                             raw))
                 body = body[d.end():]
@@ -144,7 +192,7 @@ def parse_facts(lines: list[str], start: int = 0) -> tuple[list[Fact], list[Prob
             continue
         if not stripped:
             continue
-        if current is not None and (raw.startswith((" ", "\t"))):
+        if current is not None and raw.startswith((" ", "\t")):
             current.text += " " + stripped
             current.end_line = lineno
             current.id = short_id(current.text)
@@ -167,8 +215,7 @@ def parse_loops(lines: list[str], start: int = 0) -> tuple[list[Loop], list[Prob
     loops: list[Loop] = []
     problems: list[Problem] = []
     section = ""
-    for idx in range(start, len(lines)):
-        raw = lines[idx]
+    for idx, raw in _content_lines(lines, start):
         lineno = idx + 1
         m = HEADING_RE.match(raw)
         if m:
@@ -180,7 +227,7 @@ def parse_loops(lines: list[str], start: int = 0) -> tuple[list[Loop], list[Prob
             continue
         body = b.group(3)
         cb = CHECKBOX_RE.match(body)
-        col = len(b.group(1)) + 3
+        col = b.start(3) + 1
         if not cb:
             problems.append(Problem(lineno, col, "loop without a checkbox: write '- [ ] ...' "
                                     "(open) or '- [x] ...' (closed)", raw))
@@ -190,10 +237,8 @@ def parse_loops(lines: list[str], start: int = 0) -> tuple[list[Loop], list[Prob
             problems.append(Problem(lineno, col, f"unknown checkbox mark [{mark}]: use [ ] or [x]",
                                     raw))
             continue
-        closed = mark != " "
-        loop, problem = _parse_loop(rest, closed, section, lineno, col, raw)
-        if problem:
-            problems.append(problem)
+        loop, found = _parse_loop(rest, mark != " ", section, lineno, col, raw)
+        problems.extend(found)
         if loop:
             loops.append(loop)
     seen: dict[str, int] = {}
@@ -206,55 +251,68 @@ def parse_loops(lines: list[str], start: int = 0) -> tuple[list[Loop], list[Prob
     return loops, problems
 
 
+def _strip_open_suffixes(rest: str) -> tuple[str, str | None, str | None]:
+    """Remove `(opened D, priority P)`, `— відкрита з D` and `(priority P)`, in any order."""
+    opened = priority = None
+    for _ in range(3):
+        o = OPENED_RE.search(rest) if opened is None else None
+        if o:
+            opened = o.group(1)
+            priority = o.group(2) or priority
+            rest = rest[: o.start()]
+            continue
+        s = SEED_OPENED_RE.search(rest) if opened is None else None
+        if s:
+            opened = s.group(1)
+            rest = rest[: s.start()]
+            continue
+        p = PRIORITY_RE.search(rest) if priority is None else None
+        if p:
+            priority = p.group(1)
+            rest = rest[: p.start()]
+            continue
+        break
+    return rest, opened, priority
+
+
 def _parse_loop(rest: str, closed: bool, section: str, lineno: int, col: int,
-                raw: str) -> tuple[Loop | None, Problem | None]:
+                raw: str) -> tuple[Loop | None, list[Problem]]:
     explicit = False
     loop_id = None
     mid = LOOP_ID_RE.match(rest)
     if mid:
         loop_id, rest = mid.group(1), mid.group(2)
         explicit = True
-    priority = "high" if section.casefold() in HIGH_SECTIONS else "normal"
-    opened = closed_on = run = resolution = None
-    problem = None
+    problems: list[Problem] = []
+    closed_on = run = resolution = None
     if closed:
         c = CLOSED_RE.search(rest)
         if c:
-            closed_on, run, resolution = c.group(1), c.group(2), c.group(3)
+            closed_on, run = c.group(1), c.group(2)
+            resolution = (c.group(3) or "").strip() or None
             rest = rest[: c.start()]
             if not valid_date(closed_on):
-                problem = Problem(lineno, col, f"closing date {closed_on!r} is not YYYY-MM-DD",
-                                  raw)
+                problems.append(Problem(lineno, col, f"closing date {closed_on!r} is not "
+                                        "YYYY-MM-DD", raw))
         else:
-            problem = Problem(lineno, col, "closed loop without '— closed YYYY-MM-DD | run_<id>'",
-                              raw, "warning")
-    else:
-        o = OPENED_RE.search(rest)
-        if o:
-            opened = o.group(1)
-            if o.group(2):
-                priority = o.group(2).lower()
-            rest = rest[: o.start()]
-        else:
-            s = SEED_OPENED_RE.search(rest)
-            if s:
-                opened = s.group(1)
-                rest = rest[: s.start()]
-        p = PRIORITY_RE.search(rest)
-        if p:
-            priority = p.group(1).lower()
-            rest = rest[: p.start()]
-        if opened is not None and not valid_date(opened.rstrip(",")):
-            problem = Problem(lineno, col, f"opening date {opened!r} is not YYYY-MM-DD", raw)
-        if priority not in PRIORITIES:
-            problem = Problem(lineno, col, f"priority {priority!r} is not one of high, normal, "
-                              "low", raw)
-            priority = "normal"
+            problems.append(Problem(lineno, col, "closed loop without '— closed YYYY-MM-DD | "
+                                    "run_<id>'", raw, "warning"))
+    rest, opened, explicit_priority = _strip_open_suffixes(rest)
+    priority = "high" if section.casefold() in HIGH_SECTIONS else "normal"
+    if explicit_priority is not None:
+        priority = explicit_priority.lower()
+    if opened is not None and not valid_date(opened):
+        problems.append(Problem(lineno, col, f"opening date {opened!r} is not YYYY-MM-DD", raw))
+    if priority not in PRIORITIES:
+        problems.append(Problem(lineno, col, f"priority {priority!r} is not one of high, "
+                                "normal, low", raw))
+        priority = "normal"
     text = rest.strip()
     if not text:
-        return None, Problem(lineno, col, "loop without text", raw)
+        problems.append(Problem(lineno, col, "loop without text", raw))
+        return None, problems
     return Loop(loop_id or "loop_" + short_id(text)[:8], text, closed, section, lineno, priority,
-                opened, closed_on, run, resolution, explicit), problem
+                opened, closed_on, run, resolution, explicit), problems
 
 
 def parse_decisions(lines: list[str], start: int = 0) -> tuple[list[Decision], list[Problem]]:
@@ -262,14 +320,15 @@ def parse_decisions(lines: list[str], start: int = 0) -> tuple[list[Decision], l
     decisions: list[Decision] = []
     problems: list[Problem] = []
     current: Decision | None = None
-    for idx in range(start, len(lines)):
-        raw = lines[idx]
+    for idx, raw, hidden in _scan(lines, start):
         lineno = idx + 1
-        m = HEADING_RE.match(raw)
+        m = None if hidden else HEADING_RE.match(raw)
         if m and len(m.group(1)) == 2:
-            d = DECISION_HEAD_RE.match(m.group(2))
+            heading = m.group(2) or ""
+            d = DECISION_HEAD_RE.match(heading)
             if not d or not valid_date(d.group(1)):
-                problems.append(Problem(lineno, 4, "decision heading must be "
+                col = m.start(2) + 1 if m.group(2) is not None else 1
+                problems.append(Problem(lineno, col, "decision heading must be "
                                         "'## YYYY-MM-DD — title'", raw))
                 current = None
                 continue
@@ -278,8 +337,8 @@ def parse_decisions(lines: list[str], start: int = 0) -> tuple[list[Decision], l
             continue
         if current is not None:
             if raw.strip():
-                current.end_line = lineno
-            f = FIELD_RE.match(raw.strip())
+                current.end_line = lineno  # code and comments belong to the block
+            f = None if hidden else FIELD_RE.match(raw.strip())
             if f:
                 current.fields[f.group(1).strip()] = f.group(2).strip()
     return decisions, problems

@@ -2,13 +2,14 @@
 
 Decoding is strict (UTF-8, an optional BOM, any line ending) and never raises: a file that
 is binary or not UTF-8 carries a `decode_error` the rules report. YAML frontmatter is
-parsed with hard bounds (size, nesting depth, no anchors/aliases, no duplicate keys) so a
-YAML bomb costs microseconds, not gigabytes.
+parsed with hard bounds (size, nesting depth, no anchors/aliases/merge keys, no duplicate
+keys) so a YAML bomb costs microseconds, not gigabytes.
 """
 
 from __future__ import annotations
 
 import datetime as _dt
+import re
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
@@ -22,10 +23,22 @@ MAX_YAML_DEPTH = 20
 # Files larger than this are reported, not tokenized or scanned (bounded time and memory).
 MAX_FILE_BYTES = 4 * 1024 * 1024
 
+# Only CRLF, CR and LF end a line: str.splitlines() also splits on U+2028, form feed and
+# friends, which would make our line numbers disagree with git, editors and annotations.
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+
+# A path into a parsed document: mapping keys (text) and sequence indexes.
+Path = tuple[str | int, ...]
+
 
 @dataclass
 class FrontMatter:
-    """Parsed frontmatter: the mapping, where each top-level key sits, and any error."""
+    """Parsed frontmatter: the mapping, where each key sits, and any error.
+
+    `key_lines` maps each top-level key to its file line; `positions` maps the path of
+    every key or sequence item at any depth (("triggers", "cron"), ("tools", 0)) to its
+    file (line, column), so schema errors can point at the offending value.
+    """
 
     data: dict[str, Any] | None
     start_line: int  # line of the opening ---
@@ -34,6 +47,15 @@ class FrontMatter:
     error: str | None = None
     error_line: int = 1
     raw: str = ""
+    positions: dict[Path, tuple[int, int]] = field(default_factory=dict)
+
+    def position(self, path: Path) -> tuple[int, int]:
+        """File (line, col) of the deepest known prefix of `path` (the opening --- else)."""
+        for n in range(len(path), 0, -1):
+            pos = self.positions.get(tuple(path[:n]))
+            if pos is not None:
+                return pos
+        return self.start_line, 1
 
 
 class MemFile:
@@ -53,20 +75,26 @@ class MemFile:
         return self.size > MAX_FILE_BYTES
 
     @cached_property
-    def _decoded(self) -> tuple[str | None, str | None, bool]:
+    def _decoded(self) -> tuple[str | None, str | None, bool, int]:
+        """(text, decode error, had a BOM, line of the decode error)."""
         data = self.data
         if self.too_large:
-            return None, f"file is {self.size} bytes, over the {MAX_FILE_BYTES} byte cap", False
+            return (None, f"file is {self.size} bytes, over the {MAX_FILE_BYTES} byte cap",
+                    False, 1)
+        if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+            return None, "UTF-16 text (byte order mark at the start): save it as UTF-8", False, 1
         nul = data.find(b"\x00")
         if nul >= 0:
-            return None, f"binary file (NUL byte at offset {nul})", False
+            line = data.count(b"\n", 0, nul) + 1
+            return None, f"binary file (NUL byte at offset {nul}, line {line})", False, line
         bom = data.startswith(b"\xef\xbb\xbf")
         try:
             text = data.decode("utf-8-sig")
         except UnicodeDecodeError as exc:
-            line = data.count(b"\n", 0, exc.start) + 1
-            return None, f"invalid UTF-8 at byte {exc.start} (line {line})", bom
-        return text, None, bom
+            offset = exc.start + (3 if bom else 0)  # utf-8-sig counts after the BOM
+            line = data.count(b"\n", 0, offset) + 1
+            return None, f"invalid UTF-8 at byte {offset} (line {line})", bom, line
+        return text, None, bom, 1
 
     @property
     def text(self) -> str | None:
@@ -78,13 +106,18 @@ class MemFile:
         return self._decoded[1]
 
     @property
+    def decode_error_line(self) -> int:
+        """The line where decoding failed (1 when it failed as a whole)."""
+        return self._decoded[3]
+
+    @property
     def has_bom(self) -> bool:
         return self._decoded[2]
 
     @cached_property
     def lines(self) -> list[str]:
         """Lines without their endings (CRLF, CR and LF all end a line)."""
-        return self.text.splitlines() if self.text is not None else []
+        return split_lines(self.text) if self.text is not None else []
 
     @cached_property
     def frontmatter(self) -> FrontMatter | None:
@@ -96,6 +129,14 @@ class MemFile:
         """Index into `lines` of the first body line (after any frontmatter)."""
         fm = self.frontmatter
         return fm.end_line if fm is not None else 0
+
+
+def split_lines(text: str) -> list[str]:
+    """Split on CRLF, CR and LF only; a final line ending does not start a new line."""
+    lines = _LINE_BREAK.split(text)
+    if lines and lines[-1] == "":
+        lines.pop()
+    return lines
 
 
 def parse_frontmatter(lines: list[str]) -> FrontMatter | None:
@@ -112,23 +153,32 @@ def parse_frontmatter(lines: list[str]) -> FrontMatter | None:
                            "is never closed (add a --- line after the last key)", error_line=1)
     raw = "\n".join(lines[1:end])
     fm = FrontMatter(None, 1, end + 1, raw=raw)
-    if len(raw.encode("utf-8", "surrogatepass")) > MAX_FRONTMATTER_BYTES:
-        fm.error = f"frontmatter is larger than {MAX_FRONTMATTER_BYTES} bytes"
+    size = len(raw.encode("utf-8", "surrogatepass"))
+    if size > MAX_FRONTMATTER_BYTES:
+        fm.error = (f"frontmatter is {size} bytes, larger than the {MAX_FRONTMATTER_BYTES} byte "
+                    "cap (keep metadata in frontmatter and content in the body)")
         return fm
     try:
-        data, key_lines = load_yaml_bounded(raw)
+        doc = load_yaml_doc(raw, line_offset=1)  # the YAML starts after the opening ---
     except YamlProblem as exc:
         fm.error = exc.message
-        fm.error_line = exc.line + 1  # +1 for the opening ---
+        fm.error_line = exc.line
         return fm
-    if data is None:
-        data = {}
+    data = {} if doc.value is None else doc.value
     if not isinstance(data, dict):
-        fm.error = f"frontmatter must be a mapping of keys to values, got {type(data).__name__}"
+        fm.error = ("frontmatter must be a mapping of keys to values, got "
+                    f"{_yaml_type_name(data)}")
         fm.error_line = 2
         return fm
-    fm.data = {str(k): v for k, v in data.items()}
-    fm.key_lines = {k: v + 1 for k, v in key_lines.items()}
+    if doc.odd_keys:
+        source, type_name, line = doc.odd_keys[0]
+        fm.error = (f"frontmatter key {source!r} is read by YAML as {type_name}, not text: "
+                    f"quote it ('{source}':) or rename it")
+        fm.error_line = line
+        return fm
+    fm.data = data
+    fm.key_lines = doc.key_lines
+    fm.positions = doc.positions
     return fm
 
 
@@ -136,76 +186,167 @@ class YamlProblem(Exception):
     def __init__(self, message: str, line: int) -> None:
         super().__init__(message)
         self.message = message
-        self.line = line  # 1-based within the YAML text
+        self.line = line  # 1-based within the YAML text (plus any line_offset)
 
 
-class _Loader(yaml.SafeLoader):
-    """SafeLoader that rejects duplicate keys instead of silently keeping the last one."""
+@dataclass
+class YamlDoc:
+    """A parsed YAML document with the (line, col) of its keys (1-based, plus line_offset)."""
 
-    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
-        seen: dict[Any, int] = {}
-        for key_node, _ in node.value:
+    value: Any
+    key_lines: dict[str, int]
+    positions: dict[Path, tuple[int, int]]
+    # Top-level keys YAML did not read as text: (source text, type name, line).
+    odd_keys: list[tuple[str, str, int]]
+
+
+_BaseLoader: type = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when available
+_MERGE_TAG = "tag:yaml.org,2002:merge"
+
+
+class _Loader(_BaseLoader):  # type: ignore[misc, valid-type]
+    """SafeLoader that rejects duplicate keys and merge keys and records where keys sit.
+
+    Timestamps stay the text that was written (so `updated_at` is validated as written and
+    an impossible date is a schema finding, not a constructor crash).
+    """
+
+    def __init__(self, stream: str, line_offset: int = 0) -> None:
+        super().__init__(stream)
+        self.line_offset = line_offset
+        self.records: dict[int, list[tuple[str, Any, Any]]] = {}
+        self.top: Any = None
+        self.odd_keys: list[tuple[str, str, int]] = []
+
+    def construct_mapping(self, node: Any, deep: bool = False) -> dict[Any, Any]:
+        seen: dict[str, int] = {}
+        records: list[tuple[str, Any, Any]] = []
+        for key_node, value_node in node.value:
+            line = key_node.start_mark.line + 1 + self.line_offset
+            if key_node.tag == _MERGE_TAG:
+                raise YamlProblem("YAML merge keys (<<) are not allowed in memory frontmatter",
+                                  line)
             key = self.construct_object(key_node, deep=deep)
             try:
                 hash(key)
             except TypeError:
-                raise YamlProblem("a mapping key must be a plain value",
-                                  key_node.start_mark.line + 1) from None
-            if key in seen:
-                raise YamlProblem(
-                    f"duplicate key {key!r} (first on line {seen[key] + 1})",
-                    key_node.start_mark.line + 1,
-                )
-            seen[key] = key_node.start_mark.line + 1
+                raise YamlProblem("a mapping key must be a plain value, not a list or mapping",
+                                  line) from None
+            name = str(key)
+            if name in seen:
+                raise YamlProblem(f"duplicate key {name!r} (first on line {seen[name]})", line)
+            seen[name] = line
+            if node is self.top and not isinstance(key, str):
+                self.odd_keys.append((str(key_node.value), _yaml_type_name(key), line))
+            records.append((name, key_node, value_node))
+        self.records[id(node)] = records
         return super().construct_mapping(node, deep=deep)
+
+
+_Loader.add_constructor("tag:yaml.org,2002:timestamp", _Loader.construct_yaml_str)
 
 
 def load_yaml_bounded(text: str) -> tuple[Any, dict[str, int]]:
     """Parse YAML with no anchors/aliases, bounded depth, unique keys.
 
-    Returns the value (dates as ISO strings) and, for a top-level mapping, the 1-based line
-    of each key.
+    Returns the value (timestamps as the text written, keys of nested mappings as text) and,
+    for a top-level mapping, the 1-based line of each key.
     """
-    depth = 0
+    doc = load_yaml_doc(text)
+    return doc.value, doc.key_lines
+
+
+def load_yaml_doc(text: str, line_offset: int = 0) -> YamlDoc:
+    """Like load_yaml_bounded, with the position of every key and item; raises YamlProblem.
+
+    `line_offset` is added to every line (in errors, messages and positions), so text cut
+    out of a file reports file lines.
+    """
     try:
-        for event in yaml.parse(text, Loader=yaml.SafeLoader):
-            if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None):
-                raise YamlProblem(
-                    "YAML anchors and aliases are not allowed in memory frontmatter",
-                    event.start_mark.line + 1,
-                )
-            if isinstance(event, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
-                depth += 1
-                if depth > MAX_YAML_DEPTH:
-                    raise YamlProblem(f"YAML nested deeper than {MAX_YAML_DEPTH} levels",
-                                      event.start_mark.line + 1)
-            elif isinstance(event, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
-                depth -= 1
-        loader = _Loader(text)
+        _check_events(text, line_offset)
+        loader = _Loader(text, line_offset)
         try:
             node = loader.get_single_node()
-            key_lines: dict[str, int] = {}
-            if isinstance(node, yaml.MappingNode):
-                for key_node, _ in node.value:
-                    key_lines.setdefault(str(key_node.value), key_node.start_mark.line + 1)
+            loader.top = node
             value = loader.construct_document(node) if node is not None else None
+            positions: dict[Path, tuple[int, int]] = {}
+            if node is not None:
+                _collect_positions(loader, node, (), positions, line_offset)
+            key_lines = {p[0]: pos[0] for p, pos in positions.items()
+                         if len(p) == 1 and isinstance(p[0], str)}
+            odd = list(loader.odd_keys)
         finally:
             loader.dispose()
     except YamlProblem:
         raise
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
-        line = mark.line + 1 if mark else 1
+        line = (mark.line + 1 if mark else 1) + line_offset
         raise YamlProblem(f"invalid YAML: {exc.problem or exc.context}", line) from None
-    except (yaml.YAMLError, RecursionError, ValueError, OverflowError) as exc:
-        raise YamlProblem(f"invalid YAML: {exc}", 1) from None
-    return _plain(value), key_lines
+    except yaml.reader.ReaderError as exc:
+        line = text.count("\n", 0, max(0, exc.position)) + 1 + line_offset
+        char = exc.character if isinstance(exc.character, int) else ord(str(exc.character)[:1])
+        raise YamlProblem(f"invalid YAML: character U+{char:04X} is not allowed", line) \
+            from None
+    except (yaml.YAMLError, RecursionError, ValueError, OverflowError, TypeError) as exc:
+        raise YamlProblem(f"invalid YAML: {exc}", 1 + line_offset) from None
+    return YamlDoc(_plain(value), key_lines, positions, odd)
+
+
+def _check_events(text: str, line_offset: int) -> None:
+    """Reject anchors/aliases and deep nesting from the event stream, before composing."""
+    depth = 0
+    for event in yaml.parse(text, Loader=_BaseLoader):
+        if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None):
+            raise YamlProblem(
+                "YAML anchors and aliases are not allowed in memory frontmatter",
+                event.start_mark.line + 1 + line_offset,
+            )
+        if isinstance(event, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
+            depth += 1
+            if depth > MAX_YAML_DEPTH:
+                raise YamlProblem(f"YAML nested deeper than {MAX_YAML_DEPTH} levels",
+                                  event.start_mark.line + 1 + line_offset)
+        elif isinstance(event, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
+            depth -= 1
+
+
+def _collect_positions(loader: _Loader, node: Any, path: Path,
+                       out: dict[Path, tuple[int, int]], offset: int) -> None:
+    """Record (line, col) of every key and item; depth is bounded by MAX_YAML_DEPTH."""
+    if isinstance(node, yaml.MappingNode):
+        for name, key_node, value_node in loader.records.get(id(node), ()):
+            p = (*path, name)
+            mark = key_node.start_mark
+            out.setdefault(p, (mark.line + 1 + offset, mark.column + 1))
+            _collect_positions(loader, value_node, p, out, offset)
+    elif isinstance(node, yaml.SequenceNode):
+        for i, item in enumerate(node.value):
+            p = (*path, i)
+            out[p] = (item.start_mark.line + 1 + offset, item.start_mark.column + 1)
+            _collect_positions(loader, item, p, out, offset)
+
+
+def _yaml_type_name(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, (list, tuple)):
+        return "a list"
+    if isinstance(value, dict):
+        return "a mapping"
+    if isinstance(value, str):
+        return "text"
+    return type(value).__name__
 
 
 def _plain(value: Any) -> Any:
-    """Dates and times as ISO strings so JSON Schema and JSON output can handle them."""
+    """Text keys everywhere; dates as ISO strings, so JSON Schema and JSON output cope."""
     if isinstance(value, dict):
-        return {k: _plain(v) for k, v in value.items()}
+        return {str(k): _plain(v) for k, v in value.items()}
     if isinstance(value, list):
         return [_plain(v) for v in value]
     if isinstance(value, _dt.datetime):
