@@ -363,3 +363,25 @@ def add_trailer_in_place(message_file: Path, trailer: str, cwd: Path) -> None:
     )
     if proc.returncode != 0:
         raise MemwardenError(f"git interpret-trailers failed: {proc.stderr.strip()}")
+
+
+def git_cli(args: list[str], cwd: Path, extra_env: dict[str, str] | None = None) -> str:
+    """Run the git CLI (transport and exact-git-semantics jobs); clear error on failure."""
+    import subprocess
+
+    env = {**clean_env(), **(extra_env or {})}
+    try:
+        proc = subprocess.run(["git", *args], cwd=cwd, env=env, capture_output=True, text=True)
+    except OSError as exc:
+        raise MemwardenError(f"cannot run git ({exc.strerror}); is git installed?") from None
+    if proc.returncode != 0:
+        raise MemwardenError(f"git {' '.join(args[:2])} failed: {proc.stderr.strip()}")
+    return proc.stdout
+
+
+def init_and_commit(root: Path, message: str, identity: dict[str, str]) -> str:
+    """`git init` a folder and commit everything in it; returns the commit id."""
+    git_cli(["init", "-q", "-b", "main"], root, identity)
+    git_cli(["add", "-A"], root, identity)
+    git_cli(["commit", "-q", "-m", message], root, identity)
+    return git_cli(["rev-parse", "HEAD"], root, identity).strip()

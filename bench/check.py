@@ -1,0 +1,304 @@
+"""Measure `memwarden check` against the cost floor: tiktoken alone on the same text.
+
+Four measurements on one memory repository (given, or generated with bench/gen_repo.py):
+
+1. tiktoken alone: `encode_ordinary` (cl100k_base) over the text of every governed file,
+   one thread, one process, encoder already loaded — the least any exact checker can pay;
+2. cold `memwarden check --all` in a subprocess after deleting `<repo>/.git/memwarden/`
+   (wall time; target: at most 1.2 x tiktoken alone, although it runs every rule);
+3. warm `memwarden check --all`, nothing changed (target <= 0.5 s);
+4. one freshly edited, staged memory file through a real `pre-commit run` with a
+   `repo: local` / `language: system` hook, so the hook itself is timed, not an
+   environment install (target <= 0.3 s); plus its two halves, each on a fresh edit:
+   pre-commit with a no-op hook and `memwarden check FILE` alone.
+
+Each is repeated (--runs, default 3); the table shows min and median, and the results are
+written as JSON to bench/out/.
+
+Usage: python bench/check.py REPO | --agents N [--seed S] [--runs R] [--keep]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from memwarden import __version__
+from memwarden.layout import classify
+from memwarden.repo import open_repo, worktree_entries
+from memwarden.tokens import get_encoder
+
+HERE = Path(__file__).resolve().parent
+OUT = HERE / "out"
+ENCODING = "cl100k_base"
+TARGETS = {"cold_ratio": 1.2, "warm_s": 0.5, "precommit_s": 0.3}
+
+PRECOMMIT_CONFIG = """\
+repos:
+  - repo: local
+    hooks:
+      - id: memwarden-check
+        name: memwarden check
+        entry: {entry}
+        language: system
+        files: ^(memory/|agents/|logic/|registry\\.json$|memwarden\\.toml$)
+"""
+
+
+def memwarden_cmd() -> list[str]:
+    """The installed console script when there is one (what users run), else -m."""
+    exe = shutil.which("memwarden")
+    return [exe] if exe else [sys.executable, "-m", "memwarden"]
+
+
+def governed_texts(root: Path) -> list[tuple[str, str]]:
+    """(path, text) of every governed file in the working tree, as memwarden lists them."""
+    out = []
+    for e in worktree_entries(root, open_repo(root)):
+        if classify(e.path) is None:
+            continue
+        try:
+            out.append((e.path, (root / e.path).read_bytes().decode("utf-8-sig")))
+        except (OSError, UnicodeDecodeError):
+            continue
+    return out
+
+
+def time_tiktoken(texts: list[tuple[str, str]]) -> tuple[float, int]:
+    """Seconds to encode all texts on this thread (encoder loaded beforehand), and tokens."""
+    enc = get_encoder(ENCODING)
+    enc.encode_ordinary("warm up")
+    t0 = time.perf_counter()
+    n = 0
+    for _, text in texts:
+        n += len(enc.encode_ordinary(text))
+    return time.perf_counter() - t0, n
+
+
+def run_timed(cmd: list[str], cwd: Path, env: dict[str, str] | None = None,
+              ok: tuple[int, ...] = (0, 1)) -> tuple[float, subprocess.CompletedProcess[str]]:
+    t0 = time.perf_counter()
+    proc = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, env=env)
+    dt = time.perf_counter() - t0
+    if proc.returncode not in ok:
+        raise SystemExit(f"{' '.join(cmd)} exited {proc.returncode}:\n{proc.stdout}\n"
+                         f"{proc.stderr}")
+    return dt, proc
+
+
+def summary_line(output: str) -> str:
+    lines = [ln for ln in output.splitlines() if ln.startswith("memwarden:")]
+    return lines[-1] if lines else ""
+
+
+def repeat(n: int, fn: Callable[[int], float]) -> list[float]:
+    return [fn(i) for i in range(n)]
+
+
+def stats(values: list[float]) -> dict[str, float | list[float]]:
+    return {"min": min(values), "median": statistics.median(values),
+            "runs": [round(v, 4) for v in values]}
+
+
+def measure(repo: Path, runs: int) -> dict[str, object]:
+    mw = memwarden_cmd()
+    texts = governed_texts(repo)
+    nbytes = sum(len(t.encode("utf-8")) for _, t in texts)
+    tokens = 0
+
+    def tik(_: int) -> float:
+        nonlocal tokens
+        dt, tokens = time_tiktoken(texts)
+        return dt
+
+    tiktoken_s = repeat(runs, tik)
+    cache = repo / ".git" / "memwarden"
+    last: dict[str, str] = {}
+
+    def cold(_: int) -> float:
+        shutil.rmtree(cache, ignore_errors=True)
+        dt, proc = run_timed([*mw, "check", "--all"], repo)
+        last["cold"] = summary_line(proc.stdout)
+        last["cold_exit"] = str(proc.returncode)
+        return dt
+
+    cold_s = repeat(runs, cold)
+
+    def warm(_: int) -> float:
+        dt, proc = run_timed([*mw, "check", "--all"], repo)
+        last["warm"] = summary_line(proc.stdout)
+        return dt
+
+    warm_s = repeat(runs, warm)
+    pc_times, pc_info = measure_precommit(repo, runs)
+    ratio = statistics.median(cold_s) / statistics.median(tiktoken_s)
+    return {
+        "memwarden_version": __version__,
+        "python": platform.python_version(),
+        "cpus": os.cpu_count(),
+        "repo": str(repo),
+        "governed_files": len(texts),
+        "bytes": nbytes,
+        "tokens": tokens,
+        "tiktoken_s": stats(tiktoken_s),
+        "cold_s": stats(cold_s),
+        "warm_s": stats(warm_s),
+        "precommit_s": stats(pc_times["precommit"]),
+        "precommit_noop_s": stats(pc_times["noop"]),
+        "hook_direct_s": stats(pc_times["direct"]),
+        "cold_over_tiktoken": round(ratio, 3),
+        "cold_summary": last.get("cold", ""),
+        "cold_exit": int(last.get("cold_exit", "-1")),
+        "warm_summary": last.get("warm", ""),
+        "precommit": pc_info,
+        "targets": TARGETS,
+    }
+
+
+def measure_precommit(repo: Path, runs: int) -> tuple[dict[str, list[float]], dict[str, object]]:
+    """Time `pre-commit run` on one staged, freshly edited facts.md, then restore it.
+
+    Also times the two halves on their own, each on a fresh edit: pre-commit with a no-op
+    hook (its own overhead) and `memwarden check FILE` without pre-commit (the hook).
+    """
+    exe = shutil.which("pre-commit")
+    if exe is None:
+        raise SystemExit("pre-commit is not installed (pip install pre-commit)")
+    found = sorted(repo.glob("memory/*/facts.md"))
+    if not found:
+        raise SystemExit(f"{repo}: no memory/<agent>/facts.md to edit")
+    target = found[0].relative_to(repo).as_posix()
+    entry = " ".join([*memwarden_cmd(), "check"])
+    times: dict[str, list[float]] = {"precommit": [], "noop": [], "direct": []}
+    info: dict[str, object] = {"file": target}
+    with tempfile.TemporaryDirectory(prefix="mw-precommit-") as tmp:
+        cfg = Path(tmp) / "pre-commit-config.yaml"
+        cfg.write_text(PRECOMMIT_CONFIG.format(entry=entry), "utf-8")
+        noop = Path(tmp) / "noop-config.yaml"
+        noop.write_text(PRECOMMIT_CONFIG.format(entry="true"), "utf-8")
+        env = {**os.environ, "PRE_COMMIT_HOME": str(Path(tmp) / "home"),
+               "PRE_COMMIT_COLOR": "never"}
+        path = repo / target
+        original = path.read_bytes()
+        edits = 0
+
+        def edit_and_stage() -> None:
+            nonlocal edits
+            edits += 1
+            path.write_bytes(original + f"- Bench edit {edits}: the curator rechecks the "
+                             f"folder index ({time.time_ns()}).\n".encode())
+            subprocess.run(["git", "add", "--", target], cwd=repo, check=True)
+
+        try:
+            for i in range(runs + 1):  # run 0 initialises pre-commit's store: not timed
+                edit_and_stage()
+                dt, proc = run_timed([exe, "run", "--config", str(cfg)], repo, env)
+                info["exit"] = proc.returncode
+                info["output"] = proc.stdout.strip().splitlines()[-3:]
+                edit_and_stage()
+                dt_noop, _ = run_timed([exe, "run", "--config", str(noop)], repo, env)
+                edit_and_stage()
+                dt_direct, _ = run_timed([*memwarden_cmd(), "check", target], repo)
+                if i:
+                    times["precommit"].append(dt)
+                    times["noop"].append(dt_noop)
+                    times["direct"].append(dt_direct)
+        finally:
+            path.write_bytes(original)
+            subprocess.run(["git", "add", "--", target], cwd=repo, check=True)
+    return times, info
+
+
+def render(r: dict[str, object]) -> str:
+    def row(name: str, key: str, target: str) -> str:
+        s = r[key]
+        assert isinstance(s, dict)
+        return f"{name:<42} {s['min']:>8.3f} {s['median']:>8.3f}   {target}"
+
+    ratio = float(r["cold_over_tiktoken"])  # type: ignore[arg-type]
+    warm = float(r["warm_s"]["median"])  # type: ignore[index]
+    pc = float(r["precommit_s"]["median"])  # type: ignore[index]
+    ok = {True: "ok", False: "MISSED"}
+    lines = [
+        f"repo: {r['repo']}",
+        f"governed files: {r['governed_files']}, {int(r['bytes']) / 1e6:.1f} MB, "  # type: ignore
+        f"{int(r['tokens']):,} tokens ({ENCODING}); memwarden {r['memwarden_version']}, "  # type: ignore
+        f"Python {r['python']}, {r['cpus']} CPUs",
+        "",
+        f"{'measurement (wall seconds)':<42} {'min':>8} {'median':>8}   target",
+        row("tiktoken alone (1 thread, encoder loaded)", "tiktoken_s", "floor"),
+        row("memwarden check --all, cold", "cold_s",
+            f"<= {TARGETS['cold_ratio']} x tiktoken: {ratio:.2f} x "
+            f"{ok[ratio <= TARGETS['cold_ratio']]}"),
+        row("memwarden check --all, warm", "warm_s",
+            f"<= {TARGETS['warm_s']} s {ok[warm <= TARGETS['warm_s']]}"),
+        row("pre-commit run, 1 staged memory file", "precommit_s",
+            f"<= {TARGETS['precommit_s']} s {ok[pc <= TARGETS['precommit_s']]}"),
+        row("  of which: pre-commit, no-op hook", "precommit_noop_s", "pre-commit's own cost"),
+        row("  of which: memwarden check FILE alone", "hook_direct_s", "the hook's cost"),
+        "",
+        f"cold: {r['cold_summary']} (exit {r['cold_exit']})",
+        f"warm: {r['warm_summary']}",
+    ]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("repo", nargs="?", type=Path, help="a memory repo (git) to measure")
+    ap.add_argument("--agents", type=int, help="generate an N-agent repo into a temp dir")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--runs", type=int, default=3, help="repetitions per measurement")
+    ap.add_argument("--keep", action="store_true", help="keep a generated repo")
+    ap.add_argument("--json", type=Path, help="where to write the JSON results "
+                    "(default bench/out/check-<name>.json)")
+    args = ap.parse_args(argv)
+    if (args.repo is None) == (args.agents is None):
+        ap.error("give a REPO or --agents N (not both)")
+    if args.runs < 1:
+        ap.error("--runs must be at least 1")
+    tmp: str | None = None
+    if args.repo is not None:
+        repo = args.repo.resolve()
+        if not (repo / ".git").is_dir():
+            ap.error(f"{repo}: not a git repository with a working tree")
+        name = repo.name
+    else:
+        sys.path.insert(0, str(HERE))
+        from gen_repo import generate
+
+        tmp = tempfile.mkdtemp(prefix="mw-bench-")
+        repo = Path(tmp) / "repo"
+        t0 = time.perf_counter()
+        totals = generate(repo, args.agents, args.seed)
+        print(f"generated {args.agents} agents in {time.perf_counter() - t0:.1f} s: "
+              f"{totals['md_bytes'] / 1e6:.1f} MB Markdown, "  # type: ignore[operator]
+              f"{totals['md_tokens']:,} tokens")
+        name = f"N{args.agents}-seed{args.seed}"
+    try:
+        results = measure(repo, args.runs)
+    finally:
+        if tmp and not args.keep:
+            shutil.rmtree(tmp, ignore_errors=True)
+        elif tmp:
+            print(f"kept {repo}")
+    print(render(results))
+    dest = args.json or OUT / f"check-{name}.json"
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    dest.write_text(json.dumps(results, ensure_ascii=False, indent=2) + "\n", "utf-8")
+    print(f"\nresults: {dest}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

