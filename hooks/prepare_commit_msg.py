@@ -15,8 +15,8 @@ from memwarden.errors import MemwardenError
 from memwarden.hooks.commit_msg import index_file
 from memwarden.layout import is_governed
 from memwarden.policies.commits import PREFIXES
-from memwarden.repo import add_trailer_in_place, open_repo
-from memwarden.trailers import cleanup_message, parse_trailers
+from memwarden.repo import interpret_trailers_add, open_repo
+from memwarden.trailers import add_trailer, cleanup_message, parse_trailers
 
 TRAILER = "Human-Edit: true"
 
@@ -38,7 +38,8 @@ def prepare(path: Path, touched: Sequence[str], root: Path) -> bool:
     if not cleaned.strip():
         path.write_text("\n\n" + TRAILER + "\n" + text, "utf-8")
         return True
-    add_trailer_in_place(path, TRAILER, root)
+    updated = interpret_trailers_add(text, TRAILER, root) or add_trailer(text, TRAILER)
+    path.write_text(updated, "utf-8")
     return True
 
 

@@ -67,12 +67,16 @@ def short_id(text: str) -> str:
 
 @dataclass
 class Fact:
-    id: str
     text: str
     section: str
     line: int  # 1-based
     end_line: int
     date: str | None = None
+
+    @property
+    def id(self) -> str:
+        """Short hash of the normalised text: stable until the fact is edited."""
+        return short_id(self.text)
 
     @property
     def deprecated(self) -> bool:
@@ -187,7 +191,7 @@ def parse_facts(lines: list[str], start: int = 0) -> tuple[list[Fact], list[Prob
                 problems.append(Problem(lineno, 1, "empty fact bullet", raw, "warning"))
                 current = None
                 continue
-            current = Fact(short_id(body), body.strip(), section, lineno, lineno, date)
+            current = Fact(body.strip(), section, lineno, lineno, date)
             facts.append(current)
             continue
         if not stripped:
@@ -195,19 +199,26 @@ def parse_facts(lines: list[str], start: int = 0) -> tuple[list[Fact], list[Prob
         if current is not None and raw.startswith((" ", "\t")):
             current.text += " " + stripped
             current.end_line = lineno
-            current.id = short_id(current.text)
             continue
         if section or facts:
             problems.append(Problem(lineno, 1, "text outside a fact bullet: facts are '- ' "
                                     "bullets under '## ' sections", raw, "warning"))
     seen: dict[str, int] = {}
     for f in facts:
-        if f.id in seen:
-            problems.append(Problem(f.line, 1, f"duplicate fact (same text as line {seen[f.id]})",
+        key = _dup_key(f.text)
+        if key in seen:
+            problems.append(Problem(f.line, 1, f"duplicate fact (same text as line {seen[key]})",
                                     f.text, "warning"))
         else:
-            seen[f.id] = f.line
+            seen[key] = f.line
     return facts, problems
+
+
+def _dup_key(text: str) -> str:
+    """normalise() without its cost for the common case of already-NFC text."""
+    if not unicodedata.is_normalized("NFC", text):
+        text = unicodedata.normalize("NFC", text)
+    return " ".join(text.split()).casefold()
 
 
 def parse_loops(lines: list[str], start: int = 0) -> tuple[list[Loop], list[Problem]]:

@@ -352,17 +352,23 @@ def clean_env() -> dict[str, str]:
     return {k: v for k, v in os.environ.items() if k not in drop}
 
 
-def add_trailer_in_place(message_file: Path, trailer: str, cwd: Path) -> None:
-    """`git interpret-trailers --in-place --if-exists doNothing`: git's own placement."""
+def interpret_trailers_add(message: str, trailer: str, cwd: Path) -> str | None:
+    """`git interpret-trailers --if-exists doNothing --trailer T` on `message`: git's own
+    placement. None when git fails or hangs (git 2.39 loops forever on a `---` line before
+    the scissors line), so callers fall back to memwarden.trailers.add_trailer."""
     import subprocess
 
-    proc = subprocess.run(
-        ["git", "interpret-trailers", "--in-place", "--if-exists", "doNothing", "--trailer",
-         trailer, str(message_file)],
-        cwd=cwd, env=clean_env(), capture_output=True, text=True,
-    )
+    try:
+        proc = subprocess.run(
+            ["git", "interpret-trailers", "--if-exists", "doNothing", "--trailer", trailer],
+            cwd=cwd, env=clean_env(), capture_output=True, input=message.encode("utf-8"),
+            timeout=5,
+        )
+    except (subprocess.TimeoutExpired, OSError):
+        return None
     if proc.returncode != 0:
-        raise MemwardenError(f"git interpret-trailers failed: {proc.stderr.strip()}")
+        return None
+    return proc.stdout.decode("utf-8", "surrogateescape")
 
 
 def git_cli(args: list[str], cwd: Path, extra_env: dict[str, str] | None = None) -> str:

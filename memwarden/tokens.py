@@ -138,6 +138,14 @@ class TokenCounter:
             self._dirty = True
         return n
 
+    def merge(self, counts: dict[str, int]) -> None:
+        """Take counts computed elsewhere (a worker process)."""
+        for blob, n in counts.items():
+            if self._counts.get(blob) != n:
+                self._counts[blob] = n
+                self._dirty = True
+            self._used.add(blob)
+
     def count_many(self, items: Iterable[tuple[str, str]], workers: int | None = None) -> None:
         """Count (blob_id, text) pairs not yet known, on all cores (tiktoken drops the GIL)."""
         todo = [(b, t) for b, t in items if b not in self._counts]

@@ -77,25 +77,28 @@ def _scissors_cut(text: str, end: int) -> int:
 
 
 def _ignore_non_trailer(text: str, end: int) -> int:
-    """Bytes at the end that are comments, blank lines or an old Conflicts: block."""
+    """Bytes at the end that are comments, blank lines or an old Conflicts: block.
+
+    Mirrors git, including its quirk that a run cannot start at offset 0 (`boc == 0`
+    means "no run"), so a leading blank line is never ignored.
+    """
     cutoff = _scissors_cut(text, end)
     boc = 0
-    have_boc = False
     in_conflicts = False
     for off, line in _lines(text[:cutoff]):
         if line.startswith(COMMENT) or line.startswith("\n"):
-            if not have_boc:
-                boc, have_boc = off, True
+            if not boc:
+                boc = off
         elif line.startswith("Conflicts:\n"):
             in_conflicts = True
-            if not have_boc:
-                boc, have_boc = off, True
+            if not boc:
+                boc = off
         elif in_conflicts and line.startswith("\t"):
             pass
-        elif have_boc:
-            have_boc = False
+        elif boc:
+            boc = 0
             in_conflicts = False
-    return end - boc if have_boc else end - cutoff
+    return end - boc if boc else end - cutoff
 
 
 def _find_trailer_start(text: str, end: int, known: tuple[str, ...]) -> int:
@@ -209,3 +212,26 @@ def cleanup_message(text: str) -> str:
     while out and out[-1] == "":
         out.pop()
     return "\n".join(out) + "\n" if out else ""
+
+
+def _ends_with_blank_line(text: str, length: int) -> bool:
+    """git's ends_with_blank_line(buf, len): is the last line of text[:length] blank?"""
+    if length == 0:
+        return False
+    i = text.rfind("\n", 0, length - 1) if length > 1 else -1
+    line_start = i + 1
+    nl = text.find("\n", line_start)
+    line = text[line_start: nl + 1 if nl >= 0 else len(text)]
+    return _is_blank(line)
+
+
+def add_trailer(message: str, trailer: str) -> str:
+    """Add `trailer` exactly where `git interpret-trailers --trailer` puts it: after the
+    trailer block (or where it would start), with a separating newline when the text
+    before it does not end in a blank line."""
+    start, end = trailer_block(message)
+    sep = "" if _ends_with_blank_line(message, start) else "\n"
+    block = message[start:end]
+    if block and not block.endswith("\n"):
+        block += "\n"
+    return message[:start] + sep + block + trailer.rstrip("\n") + "\n" + message[end:]

@@ -11,9 +11,7 @@ import datetime as _dt
 import json
 import os
 import tempfile
-import threading
 from collections.abc import Iterable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -24,7 +22,7 @@ from memwarden.findings import ERROR, Finding, make
 from memwarden.layout import LAYER1, classify, is_governed
 from memwarden.memfile import MemFile
 from memwarden.policies.context import FileContext, TreeContext
-from memwarden.policies.registry import FILE, TREE, Rule, all_rules
+from memwarden.policies.registry import FILE, Rule, all_rules, tree_checks
 from memwarden.source import Source
 from memwarden.tokens import TokenCounter, get_encoder
 
@@ -99,9 +97,6 @@ def check(source: Source, config: Config, paths: list[str] | None = None,
         return loaded[path]
 
     file_rules = [r for r in rules if r.scope == FILE and r.check is not None]
-    token_rules = [r for r in file_rules if r.id.startswith("MW1")]
-    other_rules = [r for r in file_rules if not r.id.startswith("MW1")]
-    fctx = FileContext(config, counter)
 
     todo: list[MemFile] = []
     blob_ids: dict[str, str] = {}
@@ -119,44 +114,29 @@ def check(source: Source, config: Config, paths: list[str] | None = None,
         if mf is not None:
             todo.append(mf)
 
-    # Tokenize in the background while the non-token rules run on this thread.
-    needs_count = [(mf.blob_id, mf.text) for mf in _with_limits(todo, context_paths, load)
-                   if mf.text is not None and counter.cached(mf.blob_id) is None]
-    errors: list[BaseException] = []
-
-    def count_all() -> None:
-        try:
-            counter.count_many(needs_count)
-        except BaseException as exc:  # re-raised on the main thread below
-            errors.append(exc)
-
-    worker = threading.Thread(target=count_all, daemon=True)
-    if needs_count:
-        get_encoder(config.encoding)  # load (and verify) on this thread: errors surface here
-        worker.start()
-    per_file: dict[str, list[Finding]] = {mf.path: [] for mf in todo}
-    for mf in todo:
-        per_file[mf.path].extend(_run(other_rules, mf, fctx))
-    if needs_count:
-        worker.join()
-        if errors:
-            raise errors[0]
-    # Token rules are cheap unless a file is over its limit (then they re-encode it to find
-    # the line): run them on all cores too.
-    with ThreadPoolExecutor(min(4, os.cpu_count() or 1)) as pool:
-        token_findings = list(pool.map(lambda mf: _run(token_rules, mf, fctx), todo))
-    for mf, extra in zip(todo, token_findings, strict=True):
-        per_file[mf.path].extend(extra)
-        cache.put(mf.blob_id, mf.path, per_file[mf.path])
-        findings.extend(per_file[mf.path])
+    if any(r.id.startswith("MW1") for r in rules) and any(
+            mf.text is not None and counter.cached(mf.blob_id) is None for mf in todo):
+        get_encoder(config.encoding)  # load and verify once, before any worker starts
+    for mf, found, counts in evaluate_files(todo, file_rules, config, counter):
+        counter.merge(counts)
+        cache.put(mf.blob_id, mf.path, found)
+        findings.extend(found)
 
     infos = {p: info for p in context_paths if (info := classify(p)) is not None}
     tctx = TreeContext(config, counter, infos, blob_ids, load, focus)
-    for r in rules:
-        if r.scope == TREE and r.check is not None:
-            for f in r.check(tctx):
-                if f.rule == r.id and tctx.in_focus(f.path):
-                    findings.append(f)
+    tree_key = _tree_key(config, blob_ids, focus)
+    cached_tree = cache.get_tree(tree_key)
+    if cached_tree is not None:
+        findings.extend(cached_tree)
+    else:
+        tree_findings = []
+        for r in rules:
+            for check_fn in tree_checks(r):
+                for f in check_fn(tctx):
+                    if f.rule == r.id and tctx.in_focus(f.path):
+                        tree_findings.append(f)
+        cache.put_tree(tree_key, tree_findings)
+        findings.extend(tree_findings)
 
     findings = apply_waivers(findings, config, today, focus)
     counter.save()
@@ -164,6 +144,64 @@ def check(source: Source, config: Config, paths: list[str] | None = None,
     source.save()
     findings.sort(key=lambda f: (f.path, f.line, f.col, f.rule, f.message))
     return CheckResult(_dedupe(findings), len(checked) + len(list(raw_outside)))
+
+
+# Files at or above this many bytes in one cold run are spread over processes.
+PARALLEL_BYTES = 4 * 1024 * 1024
+_JOB: tuple[list[MemFile], list[Rule], Config, TokenCounter] | None = None
+
+
+def evaluate_files(todo: list[MemFile], rules: list[Rule], config: Config,
+                   counter: TokenCounter) -> list[tuple[MemFile, list[Finding], dict[str, int]]]:
+    """Run the file rules on every file: in this process for small jobs, else on every
+    core through forked workers (rules are pure per file, so nothing is shared back but
+    findings and new token counts)."""
+    workers = min(os.cpu_count() or 1, 8)
+    total = sum(mf.size for mf in todo)
+    if workers < 2 or total < PARALLEL_BYTES or len(todo) < 2 * workers:
+        ctx = FileContext(config, counter)
+        return [(mf, _run(rules, mf, ctx), {}) for mf in todo]
+    global _JOB
+    _JOB = (todo, rules, config, counter)
+    try:
+        import multiprocessing
+
+        mp = multiprocessing.get_context("fork")
+        order = sorted(range(len(todo)), key=lambda i: -todo[i].size)
+        chunks = [order[i::workers * 8] for i in range(workers * 8)]
+        with mp.Pool(workers) as pool:
+            parts = pool.map(_evaluate_chunk, chunks, chunksize=1)
+    finally:
+        _JOB = None
+    out: list[tuple[MemFile, list[Finding], dict[str, int]]] = []
+    for chunk, results in zip(chunks, parts, strict=True):
+        for i, (found, counts) in zip(chunk, results, strict=True):
+            out.append((todo[i], found, counts))
+    out.sort(key=lambda t: t[0].path)
+    return out
+
+
+def _evaluate_chunk(indexes: list[int]) -> list[tuple[list[Finding], dict[str, int]]]:
+    assert _JOB is not None
+    todo, rules, config, counter = _JOB
+    ctx = FileContext(config, counter)
+    results = []
+    for i in indexes:
+        mf = todo[i]
+        found = _run(rules, mf, ctx)
+        n = counter.cached(mf.blob_id)
+        results.append((found, {mf.blob_id: n} if n is not None else {}))
+    return results
+
+
+def _tree_key(config: Config, blob_ids: dict[str, str], focus: set[str] | None) -> str:
+    import hashlib
+
+    h = hashlib.sha256(config.fingerprint.encode())
+    for path in sorted(blob_ids):
+        h.update(f"{path}\0{blob_ids[path]}\n".encode())
+    h.update(repr(sorted(focus) if focus is not None else None).encode())
+    return h.hexdigest()
 
 
 def _dedupe(findings: list[Finding]) -> list[Finding]:
@@ -184,23 +222,6 @@ def _run(rules: list[Rule], mf: MemFile, ctx: FileContext) -> list[Finding]:
         assert r.check is not None
         for f in r.check(mf, ctx):
             out.append(f)
-    return out
-
-
-def _with_limits(todo: list[MemFile], context_paths: list[str], load: Any) -> list[MemFile]:
-    """Files whose token counts some rule needs: limited kinds and Layer 1 siblings."""
-    out = [mf for mf in todo if mf.info.limit_key is not None]
-    seen = {mf.path for mf in out}
-    agents = {mf.info.agent for mf in todo if mf.info.layer == 1}
-    if not agents:
-        return out
-    for p in context_paths:
-        info = classify(p)
-        if info and info.layer == 1 and info.agent in agents and p not in seen:
-            mf = load(p)
-            if mf is not None:
-                out.append(mf)
-                seen.add(p)
     return out
 
 
@@ -270,6 +291,7 @@ class FindingsCache:
         self.path = cache_dir / "findings.json" if cache_dir else None
         self.key = f"{__version__}:{config.fingerprint}"
         self.entries: dict[str, list[dict[str, Any]]] = {}
+        self.tree: dict[str, list[dict[str, Any]]] = {}
         self.dirty = False
         if self.path is None:
             return
@@ -279,6 +301,9 @@ class FindingsCache:
                 entries = raw.get("entries")
                 if isinstance(entries, dict):
                     self.entries = entries
+                tree = raw.get("tree")
+                if isinstance(tree, dict):
+                    self.tree = tree
         except (OSError, ValueError):
             self.entries = {}
 
@@ -297,6 +322,19 @@ class FindingsCache:
         self.entries[f"{blob}:{path}"] = [f.to_json() for f in findings]
         self.dirty = True
 
+    def get_tree(self, key: str) -> list[Finding] | None:
+        hit = self.tree.get(key)
+        if hit is None:
+            return None
+        try:
+            return [Finding.from_json(d) for d in hit]
+        except (KeyError, TypeError):
+            return None
+
+    def put_tree(self, key: str, findings: list[Finding]) -> None:
+        self.tree = {key: [f.to_json() for f in findings]}  # only the latest tree is kept
+        self.dirty = True
+
     def save(self) -> None:
         if not self.dirty or self.path is None:
             return
@@ -304,7 +342,7 @@ class FindingsCache:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=".findings-")
             with os.fdopen(fd, "w") as fh:
-                json.dump({"key": self.key, "entries": self.entries}, fh)
+                json.dump({"key": self.key, "entries": self.entries, "tree": self.tree}, fh)
             os.replace(tmp, self.path)
         except OSError:
             pass

@@ -45,6 +45,7 @@ class Rule:
 
 
 _RULES: dict[str, Rule] = {}
+_TREE_PARTS: dict[str, list[Callable[..., Iterable[Finding]]]] = {}
 
 
 def rule(id: str, *, name: str, severity: str, summary: str, why: str, bad: str, good: str,
@@ -58,6 +59,23 @@ def rule(id: str, *, name: str, severity: str, summary: str, why: str, bad: str,
         return fn
 
     return deco
+
+
+def tree_part(rule_id: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Add a tree-wide check to a FILE rule (e.g. MW203's "folder without _agent.md"), so
+    the per-file part stays cached per blob while the cross-file part sees the tree."""
+
+    def deco(fn: Callable[..., Any]) -> Callable[..., Any]:
+        _TREE_PARTS.setdefault(rule_id, []).append(fn)
+        return fn
+
+    return deco
+
+
+def tree_checks(r: Rule) -> list[Callable[..., Iterable[Finding]]]:
+    """The tree-scoped check functions of a rule."""
+    own = [r.check] if r.scope == TREE and r.check is not None else []
+    return own + _TREE_PARTS.get(r.id, [])
 
 
 def register(r: Rule) -> None:

@@ -29,7 +29,7 @@ from memwarden.findings import ERROR, WARNING, Finding, make
 from memwarden.layout import DATE_FILE_RE, RUN_DIR_RE, RUN_FILE_RE, timeline_date
 from memwarden.memfile import FrontMatter, MemFile
 from memwarden.policies.context import FileContext, TreeContext
-from memwarden.policies.registry import TREE, rule
+from memwarden.policies.registry import TREE, rule, tree_part
 
 # Memory Markdown kinds: frontmatter optional, schema `<kind>.schema.json` when present.
 MEMORY_MD_KINDS = frozenset({"snapshot", "facts", "open_loops", "decisions", "relationships",
@@ -569,7 +569,7 @@ def _json_show(value: Any) -> str:
 
 # --------------------------------------------------------------------------- MW203
 
-@rule("MW203", name="agent-contract", severity=ERROR, scope=TREE,
+@rule("MW203", name="agent-contract", severity=ERROR, kinds={"agent_contract"},
       summary="agents/<slug>/_agent.md breaks the agent contract (seed 004 §2.4, §7): missing "
               "or mistyped fields, slug not the folder name, no safe-output tool; or an "
               "agents/<slug>/ folder has no _agent.md.",
@@ -589,13 +589,8 @@ def _json_show(value: Any) -> str:
           "needs description, model, tools (with a safe-output tool), safe_outputs and "
           "updated_at. A draft needs only name, slug, version, status, created_at and "
           "created_by.")
-def check_agent_contracts(ctx: TreeContext) -> Iterator[Finding]:
-    for info in ctx.files("agent_contract"):
-        if ctx.in_focus(info.path):
-            mf = ctx.load(info.path)
-            if mf is not None:
-                yield from contract_findings(mf)
-    yield from _folders_without_contract(ctx)
+def check_agent_contract(mf: MemFile, ctx: FileContext) -> Iterator[Finding]:
+    yield from contract_findings(mf)
 
 
 def contract_findings(mf: MemFile) -> list[Finding]:
@@ -651,7 +646,8 @@ def _activation_checks(out: _Capped, mf: MemFile, fm: FrontMatter, data: dict[st
                 "Write the agent's instructions below the closing --- line.")
 
 
-def _folders_without_contract(ctx: TreeContext) -> Iterator[Finding]:
+@tree_part("MW203")
+def folders_without_contract(ctx: TreeContext) -> Iterator[Finding]:
     folders: dict[str, list[str]] = {}
     for info in ctx.files():
         if info.area == "agents" and info.agent:
