@@ -199,7 +199,7 @@ def _tree_key(config: Config, blob_ids: dict[str, str], focus: set[str] | None) 
 
     h = hashlib.sha256(config.fingerprint.encode())
     for path in sorted(blob_ids):
-        h.update(f"{path}\0{blob_ids[path]}\n".encode())
+        h.update(f"{path}\0{blob_ids[path]}\n".encode("utf-8", "surrogateescape"))
     h.update(repr(sorted(focus) if focus is not None else None).encode())
     return h.hexdigest()
 

@@ -19,10 +19,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
-from typing import Any
-
-import jsonschema
-from jsonschema import ValidationError
+from typing import TYPE_CHECKING, Any
 
 from memwarden.entries import parse_decisions, parse_facts, parse_loops
 from memwarden.findings import ERROR, WARNING, Finding, make
@@ -94,7 +91,13 @@ def is_iso8601(value: str) -> bool:
     return is_iso_date(value) or is_iso_datetime(value)
 
 
-def _format_checker() -> jsonschema.FormatChecker:
+if TYPE_CHECKING:  # jsonschema costs ~70 ms to import: only files with schemas pay for it
+    from jsonschema import FormatChecker, ValidationError
+
+
+def _format_checker() -> FormatChecker:
+    import jsonschema
+
     checker = jsonschema.FormatChecker(formats=())
     for name, fn in (("iso8601", is_iso8601), ("iso8601-date", is_iso_date),
                      ("iso8601-date-time", is_iso_datetime)):
@@ -118,16 +121,18 @@ def _pattern(validator: Any, pattern: str, instance: Any, schema: Any) -> Iterat
         return
     m = _regex(pattern).search(instance)
     if m is None or (pattern.endswith("$") and m.end() != len(instance)):
+        from jsonschema import ValidationError
+
         yield ValidationError(f"{instance!r} does not match {pattern!r}")
-
-
-_Validator = jsonschema.validators.extend(jsonschema.Draft202012Validator, {"pattern": _pattern})
 
 
 @cache
 def validator(kind: str) -> Any:
     """A compiled validator for one schema of the pack (cached per process)."""
-    return _Validator(load_schema(kind), format_checker=_format_checker())
+    import jsonschema
+
+    cls = jsonschema.validators.extend(jsonschema.Draft202012Validator, {"pattern": _pattern})
+    return cls(load_schema(kind), format_checker=_format_checker())
 
 
 # --------------------------------------------------------------------------- messages
