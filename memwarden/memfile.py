@@ -69,6 +69,7 @@ class MemFile:
         self.mode = mode
         self.blob_id = blob_id
         self.size = len(data) if size is None else size
+        self.stat_key: list[int] | None = None  # worktree files: stat before the read
 
     @property
     def too_large(self) -> bool:
@@ -157,6 +158,11 @@ def parse_frontmatter(lines: list[str]) -> FrontMatter | None:
     if size > MAX_FRONTMATTER_BYTES:
         fm.error = (f"frontmatter is {size} bytes, larger than the {MAX_FRONTMATTER_BYTES} byte "
                     "cap (keep metadata in frontmatter and content in the body)")
+        return fm
+    fast = simple_mapping(lines[1:end])
+    if fast is not None:  # the common flat `key: value` block, without PyYAML's cost
+        fm.data, fm.key_lines = fast
+        fm.positions = {(k, ): (line, 1) for k, line in fm.key_lines.items()}
         return fm
     try:
         doc = load_yaml_doc(raw, line_offset=1)  # the YAML starts after the opening ---
@@ -254,6 +260,45 @@ def load_yaml_bounded(text: str) -> tuple[Any, dict[str, int]]:
     """
     doc = load_yaml_doc(text)
     return doc.value, doc.key_lines
+
+
+_QUOTABLE = "[^\"'\\\\\\x00-\\x1f\\x7f-\\x9f\\u2028\\u2029\\ud800-\\udfff\\ufeff\\ufffe\\uffff]"
+_SIMPLE_LINE = re.compile(
+    r"([A-Za-z_][A-Za-z0-9_-]*): "
+    rf'(?:"({_QUOTABLE}*)"|\'({_QUOTABLE}*)\'|(-?(?:0|[1-9][0-9]{{0,17}}))'
+    r"|([A-Za-z][A-Za-z0-9._/-]*))"
+)
+# Words YAML 1.1 (PyYAML) reads as booleans or null: never plain strings on the fast path.
+_YAML_WORDS = frozenset({"y", "n", "yes", "no", "true", "false", "on", "off", "null"})
+
+
+def simple_mapping(lines: list[str]) -> tuple[dict[str, Any], dict[str, int]] | None:
+    """Parse a flat block of `key: value` lines whose meaning in YAML is beyond doubt
+    (double/single-quoted text without escapes, decimal integers, plain words); None for
+    anything else, which then goes through the full, bounded YAML parser. Values are what
+    PyYAML's safe loader would give (tested against it)."""
+    data: dict[str, Any] = {}
+    key_lines: dict[str, int] = {}
+    for i, line in enumerate(lines):
+        m = _SIMPLE_LINE.fullmatch(line)
+        if m is None:
+            return None
+        key = m.group(1)
+        if key in data or key.lower() in _YAML_WORDS:
+            return None
+        if m.group(2) is not None:
+            value: Any = m.group(2)
+        elif m.group(3) is not None:
+            value = m.group(3)
+        elif m.group(4) is not None:
+            value = int(m.group(4))
+        else:
+            value = m.group(5)
+            if value.lower() in _YAML_WORDS:
+                return None
+        data[key] = value
+        key_lines[key] = i + 2  # file line: after the opening ---
+    return data, key_lines
 
 
 def load_yaml_doc(text: str, line_offset: int = 0) -> YamlDoc:

@@ -55,8 +55,12 @@ class StatCache:
         return str(hit[4])
 
     def put(self, path: str, st: os.stat_result, blob: str) -> None:
-        self.entries[path] = [*self.key(st), blob]
-        self.dirty = True
+        self.put_key(path, self.key(st), blob)
+
+    def put_key(self, path: str, key: list[int], blob: str) -> None:
+        if self.entries.get(path) != [*key, blob]:
+            self.entries[path] = [*key, blob]
+            self.dirty = True
 
     def save(self) -> None:
         if self.path is None or not self.dirty:
@@ -81,24 +85,20 @@ class WorktreeSource:
         self.stats = StatCache(cache_dir)
         self._memo: dict[str, MemFile] = {}
 
-    def blob_id(self, entry: Entry) -> str | None:
-        """The blob id, from the stat cache when the file is unchanged, else by hashing."""
+    def known_blob_id(self, entry: Entry) -> str | None:
+        """The blob id when the stat cache vouches for it (no read), else None."""
         if entry.mode not in (0o100644, 0o100755):
-            mf = self.load(entry)
-            return mf.blob_id if mf else None
+            return None
         try:
             st = os.stat(self.root / entry.path)
         except OSError:
             return None
-        blob = self.stats.get(entry.path, st)
-        if blob is not None:
-            return blob
-        mf = self.load(entry)
-        if mf is None:
-            return None
-        if not mf.too_large:
-            self.stats.put(entry.path, st, mf.blob_id)
-        return mf.blob_id
+        return self.stats.get(entry.path, st)
+
+    def remember(self, path: str, stat_key: list[int] | None, blob: str) -> None:
+        """Record the blob id read for a file, keyed by its stat taken before the read."""
+        if stat_key is not None and not blob.startswith("large:"):
+            self.stats.put_key(path, stat_key, blob)
 
     def save(self) -> None:
         self.stats.save()
@@ -129,6 +129,7 @@ class WorktreeSource:
         if info is None:
             return None
         full = self.root / entry.path
+        stat_key: list[int] | None = None
         try:
             if entry.mode == MODE_LINK:
                 data = os.readlink(full).encode("utf-8", "surrogateescape")
@@ -136,17 +137,20 @@ class WorktreeSource:
             elif entry.mode == MODE_GITLINK:
                 data, size = b"", 0
             else:
-                size = os.path.getsize(full)
-                if size > MAX_FILE_BYTES:
-                    data = b""
-                else:
-                    with open(full, "rb") as fh:
+                with open(full, "rb") as fh:
+                    st = os.fstat(fh.fileno())  # before the read: a racing write is caught
+                    stat_key = StatCache.key(st)
+                    size = st.st_size
+                    if size > MAX_FILE_BYTES:
+                        data = b""
+                    else:
                         data = fh.read()
-                    size = len(data)
+                        size = len(data)
         except OSError:
             return None
         blob = hash_blob(data) if size <= MAX_FILE_BYTES else f"large:{size}:{entry.path}"
         mf = MemFile(info, data, entry.mode, blob, size)
+        mf.stat_key = stat_key
         self._memo[entry.path] = mf
         return mf
 
@@ -170,8 +174,11 @@ class TreeSource:
             return self._entries.get(path)
         return self.repo.entry_at(self.rev, path)
 
-    def blob_id(self, entry: Entry) -> str | None:
+    def known_blob_id(self, entry: Entry) -> str | None:
         return entry.oid
+
+    def remember(self, path: str, stat_key: list[int] | None, blob: str) -> None:
+        pass
 
     def save(self) -> None:
         pass

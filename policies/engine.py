@@ -10,6 +10,7 @@ from __future__ import annotations
 import datetime as _dt
 import json
 import os
+import sys
 import tempfile
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -22,7 +23,8 @@ from memwarden.findings import ERROR, Finding, make
 from memwarden.layout import LAYER1, classify, is_governed
 from memwarden.memfile import MemFile
 from memwarden.policies.context import FileContext, TreeContext
-from memwarden.policies.registry import FILE, Rule, all_rules, tree_checks
+from memwarden.policies.registry import FAMILIES, FILE, Rule, all_rules, tree_checks
+from memwarden.repo import Entry
 from memwarden.source import Source
 from memwarden.tokens import TokenCounter, get_encoder
 
@@ -98,29 +100,37 @@ def check(source: Source, config: Config, paths: list[str] | None = None,
 
     file_rules = [r for r in rules if r.scope == FILE and r.check is not None]
 
-    todo: list[MemFile] = []
+    # Blob ids that need no read (stat cache, committed trees) decide the cache hits; every
+    # other checked file is read, hashed and checked in one pass, on all cores when large.
     blob_ids: dict[str, str] = {}
     for path in context_paths:
-        blob = source.blob_id(entries[path])
+        blob = source.known_blob_id(entries[path])
         if blob is not None:
             blob_ids[path] = blob
+    pending: list[Entry] = []
     for path in checked:
         blob = blob_ids.get(path)
         hit = cache.get(blob, path) if blob is not None else None
         if hit is not None:
             findings.extend(hit)
-            continue
-        mf = load(path)
-        if mf is not None:
-            todo.append(mf)
+        else:
+            pending.append(entries[path])
 
-    if any(r.id.startswith("MW1") for r in rules) and any(
-            mf.text is not None and counter.cached(mf.blob_id) is None for mf in todo):
+    if pending and any(r.id.startswith("MW1") for r in rules):
         get_encoder(config.encoding)  # load and verify once, before any worker starts
-    for mf, found, counts in evaluate_files(todo, file_rules, config, counter):
-        counter.merge(counts)
-        cache.put(mf.blob_id, mf.path, found)
-        findings.extend(found)
+    for res in evaluate_entries(source, pending, file_rules, config, counter):
+        counter.merge(res.counts)
+        if res.blob_id is None:
+            continue
+        blob_ids[res.path] = res.blob_id
+        source.remember(res.path, res.stat_key, res.blob_id)
+        cache.put(res.blob_id, res.path, res.findings)
+        findings.extend(res.findings)
+    for path in context_paths:
+        if path not in blob_ids:
+            mf = load(path)
+            if mf is not None:
+                blob_ids[path] = mf.blob_id
 
     infos = {p: info for p in context_paths if (info := classify(p)) is not None}
     tctx = TreeContext(config, counter, infos, blob_ids, load, focus)
@@ -146,52 +156,69 @@ def check(source: Source, config: Config, paths: list[str] | None = None,
     return CheckResult(_dedupe(findings), len(checked) + len(list(raw_outside)))
 
 
-# Files at or above this many bytes in one cold run are spread over processes.
-PARALLEL_BYTES = 4 * 1024 * 1024
-_JOB: tuple[list[MemFile], list[Rule], Config, TokenCounter] | None = None
+# Cold runs over at least this many files are spread over processes.
+PARALLEL_FILES = 400
+_JOB: tuple[Source, list[Entry], list[Rule], Config, TokenCounter] | None = None
 
 
-def evaluate_files(todo: list[MemFile], rules: list[Rule], config: Config,
-                   counter: TokenCounter) -> list[tuple[MemFile, list[Finding], dict[str, int]]]:
-    """Run the file rules on every file: in this process for small jobs, else on every
-    core through forked workers (rules are pure per file, so nothing is shared back but
-    findings and new token counts)."""
+@dataclass
+class FileResult:
+    path: str
+    blob_id: str | None
+    stat_key: list[int] | None
+    findings: list[Finding]
+    counts: dict[str, int]
+
+
+def evaluate_entries(source: Source, pending: list[Entry], rules: list[Rule], config: Config,
+                     counter: TokenCounter) -> list[FileResult]:
+    """Read, hash and check each pending file: in this process for small jobs, else in
+    forked workers on every core (rules are pure per file; only findings, blob ids and new
+    token counts come back)."""
     workers = min(os.cpu_count() or 1, 8)
-    total = sum(mf.size for mf in todo)
-    if workers < 2 or total < PARALLEL_BYTES or len(todo) < 2 * workers:
-        ctx = FileContext(config, counter)
-        return [(mf, _run(rules, mf, ctx), {}) for mf in todo]
+    if workers < 2 or len(pending) < PARALLEL_FILES:
+        return _evaluate(source, pending, rules, config, counter)
     global _JOB
-    _JOB = (todo, rules, config, counter)
+    _JOB = (source, pending, rules, config, counter)
+    for family in FAMILIES:  # compile patterns once, before the fork, not once per worker
+        warm = getattr(sys.modules.get(f"memwarden.policies.{family}"), "warm", None)
+        if warm is not None:
+            warm()
     try:
         import multiprocessing
 
         mp = multiprocessing.get_context("fork")
-        order = sorted(range(len(todo)), key=lambda i: -todo[i].size)
-        chunks = [order[i::workers * 8] for i in range(workers * 8)]
+        n_chunks = workers * 8
+        chunks = [list(range(i, len(pending), n_chunks)) for i in range(n_chunks)]
         with mp.Pool(workers) as pool:
             parts = pool.map(_evaluate_chunk, chunks, chunksize=1)
     finally:
         _JOB = None
-    out: list[tuple[MemFile, list[Finding], dict[str, int]]] = []
-    for chunk, results in zip(chunks, parts, strict=True):
-        for i, (found, counts) in zip(chunk, results, strict=True):
-            out.append((todo[i], found, counts))
-    out.sort(key=lambda t: t[0].path)
+    out = [r for part in parts for r in part]
+    out.sort(key=lambda r: r.path)
     return out
 
 
-def _evaluate_chunk(indexes: list[int]) -> list[tuple[list[Finding], dict[str, int]]]:
-    assert _JOB is not None
-    todo, rules, config, counter = _JOB
+def _evaluate(source: Source, pending: list[Entry], rules: list[Rule], config: Config,
+              counter: TokenCounter) -> list[FileResult]:
     ctx = FileContext(config, counter)
-    results = []
-    for i in indexes:
-        mf = todo[i]
+    out = []
+    for entry in pending:
+        mf = source.load(entry)
+        if mf is None:
+            out.append(FileResult(entry.path, None, None, [], {}))
+            continue
         found = _run(rules, mf, ctx)
         n = counter.cached(mf.blob_id)
-        results.append((found, {mf.blob_id: n} if n is not None else {}))
-    return results
+        out.append(FileResult(mf.path, mf.blob_id, mf.stat_key, found,
+                              {mf.blob_id: n} if n is not None else {}))
+    return out
+
+
+def _evaluate_chunk(indexes: list[int]) -> list[FileResult]:
+    assert _JOB is not None
+    source, pending, rules, config, counter = _JOB
+    return _evaluate(source, [pending[i] for i in indexes], rules, config, counter)
 
 
 def _tree_key(config: Config, blob_ids: dict[str, str], focus: set[str] | None) -> str:
