@@ -136,7 +136,7 @@ def _scan(lines: list[str], start: int) -> Iterator[tuple[int, str, bool]]:
             in_comment = "-->" not in raw
             yield idx, raw, True
             continue
-        m = FENCE_RE.match(raw)
+        m = FENCE_RE.match(raw) if raw.lstrip(" ")[:1] in "`~" and raw.strip() else None
         if m:
             fence = m.group(1)
             yield idx, raw, True
@@ -169,17 +169,17 @@ def parse_facts(lines: list[str], start: int = 0) -> tuple[list[Fact], list[Prob
         last_idx = idx
         lineno = idx + 1
         stripped = raw.strip()
-        m = HEADING_RE.match(raw)
+        m = HEADING_RE.match(raw) if "#" in raw[:4] else None
         if m:
             if len(m.group(1)) == 2:
                 section = _section_name(m.group(2))
             current = None
             continue
-        b = BULLET_RE.match(raw)
+        b = BULLET_RE.match(raw) if stripped[:1] in "-*+" and stripped else None
         if b and _indent(b.group(1)) < 2:
             body = b.group(3)
             date = None
-            d = DATE_PREFIX_RE.match(body)
+            d = DATE_PREFIX_RE.match(body) if body[:1] == "[" else None
             if d:
                 date = d.group(1)
                 if not valid_date(date):

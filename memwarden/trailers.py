@@ -232,6 +232,8 @@ def add_trailer(message: str, trailer: str) -> str:
     start, end = trailer_block(message)
     sep = "" if _ends_with_blank_line(message, start) else "\n"
     block = message[start:end]
-    if block and not block.endswith("\n"):
-        block += "\n"
+    lines = block.split("\n")
+    while lines and not lines[-1].strip(_WS):  # whitespace-only lines would split the block
+        lines.pop()
+    block = "\n".join(lines) + "\n" if lines else ""
     return message[:start] + sep + block + trailer.rstrip("\n") + "\n" + message[end:]

@@ -26,6 +26,7 @@ from memwarden.findings import ERROR, WARNING, Finding, make
 from memwarden.layout import DATE_FILE_RE, RUN_DIR_RE, RUN_FILE_RE, timeline_date
 from memwarden.memfile import FrontMatter, MemFile
 from memwarden.policies.context import FileContext, TreeContext
+from memwarden.policies.fastschema import is_valid
 from memwarden.policies.registry import TREE, rule, tree_part
 
 # Memory Markdown kinds: frontmatter optional, schema `<kind>.schema.json` when present.
@@ -126,6 +127,10 @@ def _pattern(validator: Any, pattern: str, instance: Any, schema: Any) -> Iterat
         yield ValidationError(f"{instance!r} does not match {pattern!r}")
 
 
+_FAST_FORMATS = {"iso8601": is_iso8601, "iso8601-date": is_iso_date,
+                 "iso8601-date-time": is_iso_datetime}
+
+
 @cache
 def validator(kind: str) -> Any:
     """A compiled validator for one schema of the pack (cached per process)."""
@@ -180,6 +185,8 @@ _TYPE_WORDS = {"integer": "a whole number", "number": "a number", "string": "tex
 def schema_issues(instance: Any, kind: str, where: str) -> list[Issue]:
     """Validate `instance` against the pack schema `kind`; `where` names the document
     ("frontmatter", "meta.json") in messages. Sorted by path, then message."""
+    if is_valid(load_schema(kind), instance, _FAST_FORMATS) is True:
+        return []
     issues: list[Issue] = []
     for error in validator(kind).iter_errors(instance):
         issues.extend(_describe(error, where))

@@ -8,8 +8,14 @@ from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 from memwarden.cli import main
+
+# CI runs a fixed set of examples (reproducible gate); local runs explore new ones.
+settings.register_profile("ci", derandomize=True, deadline=None)
+if os.environ.get("CI"):
+    settings.load_profile("ci")
 
 GIT_ENV = {
     "GIT_AUTHOR_NAME": "Test Human",

@@ -95,6 +95,7 @@ def test_positions():
     "subj\n", "subj\n\nbody\n", "subj\n\nbody\n\nAgent-Id: a\n", "\n# Please enter\n# x\n",
     "subj\n\nbody\n# ------------------------ >8 ------------------------\ndiff\n",
     "subj\n\nbody\n\nSigned-off-by: x <y>\n# comment\n", "subj", "subj\n\n\n", "\nKey: v\n",
+    "memory-update: a / r / p\n\nAgent-Id: archivist\n \n",
 ])
 def test_add_trailer_matches_git_placement(message):
     from memwarden.trailers import add_trailer
