@@ -137,18 +137,17 @@ class Repo:
 
         `index_file` is the index git is committing ($GIT_INDEX_FILE inside hooks: a
         temporary index for `commit -a` / `commit <path>`); None means the repo's index.
+        Asked of git itself (`diff --cached`): git's semantics exactly, with no pygit2
+        import on the commit-msg path.
         """
-        import pygit2
-
-        try:
-            index = pygit2.Index(index_file) if index_file else self._repo.index
-            staged = {e.path: (str(e.id), e.mode) for e in index if is_governed(e.path)}
-        except (pygit2.GitError, OSError, ValueError) as exc:
-            raise MemwardenError(f"cannot read the index {index_file or 'index'}: {exc}") from None
-        head: dict[str, tuple[str, int]] = {}
-        if not self._repo.head_is_unborn:
-            head = {e.path: (e.oid or "", e.mode) for e in self.tree_entries("HEAD")}
-        return sorted(p for p in set(staged) | set(head) if staged.get(p) != head.get(p))
+        env = {"GIT_DIR": str(self.git_dir)}
+        if self.root is not None:
+            env["GIT_WORK_TREE"] = str(self.root)
+        if index_file:
+            env["GIT_INDEX_FILE"] = index_file
+        out = git_cli(["diff", "--cached", "--name-only", "-z", "--no-renames",
+                       "--no-ext-diff"], self.root or self.git_dir, env)
+        return sorted(p for p in out.split("\0") if p and is_governed(p))
 
     def commit_info(self, rev: str) -> dict[str, Any]:
         """Message, parents, author/committer and governed paths changed vs first parent."""

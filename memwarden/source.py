@@ -69,7 +69,7 @@ class StatCache:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=".stat-")
             with os.fdopen(fd, "w") as fh:
-                json.dump({"saved_at": time.time_ns(), "entries": self.entries}, fh)
+                fh.write(json.dumps({"saved_at": time.time_ns(), "entries": self.entries}))
             os.replace(tmp, self.path)
         except OSError:
             pass

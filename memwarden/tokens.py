@@ -12,6 +12,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import marshal
 import os
 import tempfile
 import threading
@@ -61,10 +62,59 @@ def _load_ranks(name: str, expected_hash: str | None) -> dict[bytes, int]:
             f"encoding {name!r}: rank file sha256 {digest} does not match the official "
             f"{official}; refusing to count with a modified vocabulary"
         )
-    return {
+    cached = _read_parsed(official)
+    if cached is not None:
+        return cached
+    ranks = {
         base64.b64decode(token): int(rank)
         for token, rank in (line.split() for line in data.splitlines() if line)
     }
+    _write_parsed(official, ranks)
+    return ranks
+
+
+def _parsed_path(official: str) -> Path | None:
+    """Where the parsed ranks of a verified rank file are kept (a per-user cache)."""
+    base = os.environ.get("MEMWARDEN_CACHE_DIR") or os.environ.get("XDG_CACHE_HOME")
+    root = Path(base) if base else Path.home() / ".cache"
+    if not base and not Path.home().is_dir():
+        return None
+    return (root if os.environ.get("MEMWARDEN_CACHE_DIR") else root / "memwarden") / \
+        f"ranks-{official[:16]}.marshal"
+
+
+def _read_parsed(official: str) -> dict[bytes, int] | None:
+    """Parsed ranks (marshal, ~10x faster than parsing base64) if the checksum holds."""
+    path = _parsed_path(official)
+    if path is None:
+        return None
+    try:
+        blob = path.read_bytes()
+    except OSError:
+        return None
+    digest, payload = blob[:32], blob[32:]
+    if hashlib.sha256(payload).digest() != digest:
+        return None  # corrupt or foreign: rebuilt, never trusted
+    try:
+        ranks = marshal.loads(payload)
+    except (ValueError, EOFError, TypeError):
+        return None
+    return ranks if isinstance(ranks, dict) and len(ranks) > 1000 else None
+
+
+def _write_parsed(official: str, ranks: dict[bytes, int]) -> None:
+    path = _parsed_path(official)
+    if path is None:
+        return
+    payload = marshal.dumps(ranks)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".ranks-")
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(hashlib.sha256(payload).digest() + payload)
+        os.replace(tmp, path)
+    except OSError:
+        pass  # a cache: counting works without it
 
 
 def get_encoder(name: str) -> Any:
@@ -173,7 +223,7 @@ class TokenCounter:
             self.cache_path.parent.mkdir(parents=True, exist_ok=True)
             fd, tmp = tempfile.mkstemp(dir=self.cache_path.parent, prefix=".tokens-")
             with os.fdopen(fd, "w") as fh:
-                json.dump({"encoding": self.encoding, "counts": self._counts}, fh)
+                fh.write(json.dumps({"encoding": self.encoding, "counts": self._counts}))
             os.replace(tmp, self.cache_path)
             self._dirty = False
         except OSError:

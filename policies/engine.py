@@ -369,7 +369,7 @@ class FindingsCache:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=".findings-")
             with os.fdopen(fd, "w") as fh:
-                json.dump({"key": self.key, "entries": self.entries, "tree": self.tree}, fh)
+                fh.write(json.dumps({"key": self.key, "entries": self.entries, "tree": self.tree}))
             os.replace(tmp, self.path)
         except OSError:
             pass

@@ -127,21 +127,29 @@ def _phrases() -> tuple[dict[str, list[Phrase]], tuple[str, ...]]:
     return merged, tuple(by_trigger)
 
 
-@dataclass(frozen=True)
 class _Combined:
-    """All phrases of one trigger as one regex (one match call per hit); `lastgroup`
-    `p<i>` names the phrase that matched."""
+    """A trigger's phrases and their alternation, compiled on first use: most triggers
+    never occur in a given file, and compiling all ~300 up front costs a hook run ~0.1 s."""
 
-    phrases: tuple[Phrase, ...]
-    regex: re.Pattern[str]
+    __slots__ = ("phrases", "_regex")
+
+    def __init__(self, phrases: tuple[Phrase, ...]) -> None:
+        self.phrases = phrases
+        self._regex: re.Pattern[str] | None = None
+
+    @property
+    def regex(self) -> re.Pattern[str]:
+        if self._regex is None:
+            alts = "|".join(f"(?P<p{i}>{p.regex.pattern})"
+                            for i, p in enumerate(self.phrases)) or "(?!)"
+            self._regex = re.compile(alts)
+        return self._regex
 
 
 @cache
 def _combined(trigger: str, contract: bool) -> _Combined:
-    phrases = tuple(p for p in _phrases()[0].get(trigger, ())
-                    if not (contract and p.group == "persona"))
-    alts = "|".join(f"(?P<p{i}>{p.regex.pattern})" for i, p in enumerate(phrases)) or "(?!)"
-    return _Combined(phrases, re.compile(alts))
+    return _Combined(tuple(p for p in _phrases()[0].get(trigger, ())
+                           if not (contract and p.group == "persona")))
 
 
 @dataclass(frozen=True)
@@ -318,7 +326,9 @@ def warm() -> None:
     for cyrillic in (False, True):
         _trigger_scanners(cyrillic)
     for contract in (False, True):
-        _trigger_actions(contract)
+        for action in _trigger_actions(contract).values():
+            if action.phrases is not None:
+                action.phrases.regex  # noqa: B018  (compile before a fork)
     _bracket_regexes()
     _role_line()
 

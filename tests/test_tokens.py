@@ -203,3 +203,16 @@ def test_cached_check_gives_same_findings(tmp_path, mw):
     assert first == second
     shutil.rmtree(root / ".git" / "memwarden")
     assert mw(root, "check", "--all", "--format", "json") == first
+
+
+def test_parsed_rank_cache_is_verified_and_rebuilt(tmp_path, monkeypatch):
+    monkeypatch.setenv("MEMWARDEN_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(tokens, "_encoders", {})
+    n = count_text(UK, "cl100k_base")
+    (cache,) = tmp_path.glob("ranks-*.marshal")
+    data = bytearray(cache.read_bytes())
+    data[-5] ^= 0xFF  # corrupt the payload: its checksum no longer matches
+    cache.write_bytes(bytes(data))
+    monkeypatch.setattr(tokens, "_encoders", {})
+    assert count_text(UK, "cl100k_base") == n
+    assert tokens._read_parsed(OFFICIAL_SHA256["cl100k_base"]) is not None  # rewritten
