@@ -92,10 +92,16 @@ def check(source: Source, config: Config, paths: list[str] | None = None,
     checked = [p for p in context_paths if focus is None or p in focus]
     loaded: dict[str, MemFile | None] = {}
 
+    shared_fm: dict[str, tuple[str, Any]] = {}
+
     def load(path: str) -> MemFile | None:
         if path not in loaded:
             e = entries.get(path)
-            loaded[path] = source.load(e) if e is not None else None
+            mf = source.load(e) if e is not None else None
+            hit = shared_fm.get(path)
+            if mf is not None and hit is not None and hit[0] == mf.blob_id:
+                mf.__dict__["frontmatter"] = hit[1]  # parsed by a worker already
+            loaded[path] = mf
         return loaded[path]
 
     file_rules = [r for r in rules if r.scope == FILE and r.check is not None]
@@ -122,6 +128,8 @@ def check(source: Source, config: Config, paths: list[str] | None = None,
         counter.merge(res.counts)
         if res.blob_id is None:
             continue
+        if res.frontmatter is not None:
+            shared_fm[res.path] = (res.blob_id, res.frontmatter)
         blob_ids[res.path] = res.blob_id
         source.remember(res.path, res.stat_key, res.blob_id)
         cache.put(res.blob_id, res.path, res.findings)
@@ -168,6 +176,10 @@ class FileResult:
     stat_key: list[int] | None
     findings: list[Finding]
     counts: dict[str, int]
+    frontmatter: Any = None  # parsed frontmatter of contracts, reused by tree rules
+
+
+_SHARE_FRONTMATTER = frozenset({"agent_contract"})
 
 
 def evaluate_entries(source: Source, pending: list[Entry], rules: list[Rule], config: Config,
@@ -210,8 +222,9 @@ def _evaluate(source: Source, pending: list[Entry], rules: list[Rule], config: C
             continue
         found = _run(rules, mf, ctx)
         n = counter.cached(mf.blob_id)
+        fm = mf.frontmatter if mf.info.kind in _SHARE_FRONTMATTER and mf.text else None
         out.append(FileResult(mf.path, mf.blob_id, mf.stat_key, found,
-                              {mf.blob_id: n} if n is not None else {}))
+                              {mf.blob_id: n} if n is not None else {}, fm))
     return out
 
 
