@@ -38,6 +38,10 @@ def prepare(path: Path, touched: Sequence[str], root: Path) -> bool:
     if not cleaned.strip():
         path.write_text("\n\n" + TRAILER + "\n" + text, "utf-8")
         return True
+    if not text.endswith("\n"):
+        # git writes MERGE_MSG without a final newline, and interpret-trailers then glues
+        # the trailer to the subject line, where git never reads it as a trailer.
+        text += "\n"
     updated = interpret_trailers_add(text, TRAILER, root) or add_trailer(text, TRAILER)
     path.write_text(updated, "utf-8")
     return True

@@ -176,3 +176,29 @@ def test_check_commits_range(tmp_path, mw):
     assert sorted(set(rules_in(out))) == ["MW404", "MW506"]
     code, out, _ = mw(root, "check-commits", "nope..HEAD")
     assert code == 2
+
+
+def test_merge_and_squash_of_memory_changes(tmp_path):
+    """A merge (and a squash) that brings memory changes is a human edit: the prepare hook
+    marks it once and the commit-msg hook accepts it."""
+    root = make_repo(tmp_path, {"memory/a/facts.md": "# Facts\n", "README.md": "x\n"})
+    install_hooks(root)
+    git(root, "checkout", "-qb", "side")
+    (root / "memory/a/facts.md").write_text("# Facts\n\n- from side\n")
+    assert commit(root, "-am", "Side edit").returncode == 0
+    git(root, "checkout", "-q", "main")
+    (root / "README.md").write_text("y\n")
+    assert commit(root, "-am", "Docs").returncode == 0
+    proc = subprocess.run(["git", "merge", "--no-ff", "--no-edit", "side"], cwd=root,
+                          capture_output=True, text=True, env={**os.environ, **GIT_ENV})
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert last_message(root).count("Human-Edit: true") == 1
+    git(root, "checkout", "-qb", "side2", "side~1")
+    (root / "memory/a/facts.md").write_text("# Facts\n\n- squashed\n")
+    assert commit(root, "-am", "Side two").returncode == 0
+    git(root, "checkout", "-q", "main")
+    git(root, "merge", "--squash", "side2", "-X", "theirs")
+    assert commit(root, "--no-edit").returncode == 0
+    # the squash message quotes the squashed commits (indented); one real trailer is added
+    assert git(root, "interpret-trailers", "--parse", input=last_message(root)) == \
+        "Human-Edit: true\n"
