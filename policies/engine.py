@@ -347,14 +347,17 @@ class FindingsCache:
         except (OSError, ValueError):
             self.entries = {}
 
-    def get(self, blob: str, path: str) -> list[Finding] | None:
-        hit = self.entries.get(f"{blob}:{path}")
+    @staticmethod
+    def _decode(hit: list[dict[str, Any]] | None) -> list[Finding] | None:
         if hit is None:
             return None
         try:
             return [Finding.from_json(d) for d in hit]
         except (KeyError, TypeError):
-            return None
+            return None  # a damaged entry is recomputed, never trusted
+
+    def get(self, blob: str, path: str) -> list[Finding] | None:
+        return self._decode(self.entries.get(f"{blob}:{path}"))
 
     def put(self, blob: str, path: str, findings: list[Finding]) -> None:
         if blob.startswith("large:"):
@@ -363,13 +366,7 @@ class FindingsCache:
         self.dirty = True
 
     def get_tree(self, key: str) -> list[Finding] | None:
-        hit = self.tree.get(key)
-        if hit is None:
-            return None
-        try:
-            return [Finding.from_json(d) for d in hit]
-        except (KeyError, TypeError):
-            return None
+        return self._decode(self.tree.get(key))
 
     def put_tree(self, key: str, findings: list[Finding]) -> None:
         self.tree = {key: [f.to_json() for f in findings]}  # only the latest tree is kept

@@ -11,7 +11,6 @@ time, never a traceback. MW205 (status transitions) needs a diff and lives with 
 from __future__ import annotations
 
 import bisect
-import datetime as _dt
 import difflib
 import json
 import re
@@ -21,7 +20,7 @@ from functools import cache
 from importlib import resources
 from typing import TYPE_CHECKING, Any
 
-from memwarden.entries import parse_decisions, parse_facts, parse_loops
+from memwarden.entries import parse_decisions, parse_facts, parse_loops, valid_date
 from memwarden.findings import ERROR, WARNING, Finding, make
 from memwarden.layout import DATE_FILE_RE, RUN_DIR_RE, RUN_FILE_RE, timeline_date
 from memwarden.memfile import FrontMatter, MemFile
@@ -60,20 +59,13 @@ def load_schema(name: str) -> dict[str, Any]:
     return json.loads(text)
 
 
-_ISO_DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
 _ISO_TIME = re.compile(
     r"[0-9]{2}:[0-9]{2}(:[0-9]{2}([.,][0-9]{1,9})?)?(Z|z|[+-][0-9]{2}(:?[0-9]{2})?)?")
 
 
 def is_iso_date(value: str) -> bool:
     """YYYY-MM-DD and a real calendar day."""
-    if not _ISO_DATE.fullmatch(value):
-        return False
-    try:
-        _dt.date.fromisoformat(value)
-    except ValueError:
-        return False
-    return True
+    return valid_date(value)
 
 
 def is_iso_datetime(value: str) -> bool:
