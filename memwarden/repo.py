@@ -32,6 +32,7 @@ class Entry:
     path: str
     mode: int
     oid: str | None
+    stat_key: tuple[int, ...] | None = None  # worktree: (mtime_ns, size, ino, ctime_ns)
 
 
 if TYPE_CHECKING:
@@ -292,6 +293,11 @@ def worktree_entries(root: Path, repo: Repo | None) -> Iterator[Entry]:
     Symlinks and nested repositories are reported with their git modes, not followed.
     Files tracked in the index are never ignored, so only untracked paths ask git.
     """
+    if repo is not None and repo.root is not None:
+        listed = _git_listed(repo)
+        if listed is not None:
+            yield from _entries_from_list(root, listed)
+            return
     tracked, tracked_dirs = (repo.tracked_paths() if repo is not None else (set(), set()))
 
     def ignored(path: str, is_dir: bool) -> bool:
@@ -310,6 +316,35 @@ def worktree_entries(root: Path, repo: Repo | None) -> Iterator[Entry]:
                 yield from _walk_dir(base, name, ignored)
             else:
                 yield Entry(name, _mode(st), None)
+
+
+def _git_listed(repo: Repo) -> list[str] | None:
+    """Governed paths git would add (tracked, plus untracked not ignored), from git itself:
+    its ignore rules exactly, and ~10x faster than walking in Python. None if git fails."""
+    try:
+        out = git_cli(["ls-files", "-z", "--cached", "--others", "--exclude-standard", "--",
+                       *[p.rstrip("/") for p in GOVERNED_PREFIXES], *GOVERNED_FILES],
+                      repo.root or repo.git_dir,
+                      {"GIT_DIR": str(repo.git_dir), "GIT_WORK_TREE": str(repo.root)})
+    except MemwardenError:
+        return None
+    return sorted({p.rstrip("/") for p in out.split("\0") if p})
+
+
+def _entries_from_list(root: Path, paths: list[str]) -> Iterator[Entry]:
+    base = str(root)
+    for path in paths:
+        full = os.path.join(base, path)
+        try:
+            st = os.lstat(full)
+        except OSError:
+            continue  # tracked but deleted in the working tree
+        if stat.S_ISDIR(st.st_mode):
+            if os.path.exists(os.path.join(full, ".git")):
+                yield Entry(path, MODE_GITLINK, None)
+            continue
+        yield Entry(path, _mode(st), None,
+                    (st.st_mtime_ns, st.st_size, st.st_ino, st.st_ctime_ns))
 
 
 def _walk_dir(base: str, rel: str, ignored: Callable[[str, bool], bool]) -> Iterator[Entry]:
@@ -376,12 +411,14 @@ def git_cli(args: list[str], cwd: Path, extra_env: dict[str, str] | None = None)
 
     env = {**clean_env(), **(extra_env or {})}
     try:
-        proc = subprocess.run(["git", *args], cwd=cwd, env=env, capture_output=True, text=True)
+        proc = subprocess.run(["git", *args], cwd=cwd, env=env, capture_output=True)
     except OSError as exc:
         raise MemwardenError(f"cannot run git ({exc.strerror}); is git installed?") from None
     if proc.returncode != 0:
-        raise MemwardenError(f"git {' '.join(args[:2])} failed: {proc.stderr.strip()}")
-    return proc.stdout
+        err = proc.stderr.decode("utf-8", "replace").strip()
+        raise MemwardenError(f"git {' '.join(args[:2])} failed: {err}")
+    # Paths are bytes to git: keep undecodable ones round-trippable, like os.listdir does.
+    return proc.stdout.decode("utf-8", "surrogateescape")
 
 
 def init_and_commit(root: Path, message: str, identity: dict[str, str]) -> str:

@@ -47,11 +47,14 @@ class StatCache:
         return [st.st_mtime_ns, st.st_size, st.st_ino, st.st_ctime_ns]
 
     def get(self, path: str, st: os.stat_result) -> str | None:
+        return self.get_key(path, self.key(st))
+
+    def get_key(self, path: str, key: list[int]) -> str | None:
         hit = self.entries.get(path)
-        if not hit or hit[:4] != self.key(st):
+        if not hit or hit[:4] != key:
             return None
-        if st.st_mtime_ns >= self.saved_at - self.RACY_NS:
-            return None
+        if key[0] >= self.saved_at - self.RACY_NS:
+            return None  # modified too close to the last save to trust the timestamp
         return str(hit[4])
 
     def put(self, path: str, st: os.stat_result, blob: str) -> None:
@@ -80,6 +83,7 @@ class WorktreeSource:
 
     def __init__(self, root: Path, repo: Repo | None, cache_dir: Path | None = None) -> None:
         self.root = root
+        self.base = str(root)
         self.repo = repo
         self.label = str(root)
         self.stats = StatCache(cache_dir)
@@ -89,11 +93,13 @@ class WorktreeSource:
         """The blob id when the stat cache vouches for it (no read), else None."""
         if entry.mode not in (0o100644, 0o100755):
             return None
-        try:
-            st = os.stat(self.root / entry.path)
-        except OSError:
-            return None
-        return self.stats.get(entry.path, st)
+        key = entry.stat_key
+        if key is None:
+            try:
+                key = tuple(StatCache.key(os.stat(os.path.join(self.base, entry.path))))
+            except OSError:
+                return None
+        return self.stats.get_key(entry.path, list(key))
 
     def remember(self, path: str, stat_key: list[int] | None, blob: str) -> None:
         """Record the blob id read for a file, keyed by its stat taken before the read."""
