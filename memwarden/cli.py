@@ -159,6 +159,24 @@ def check_commits_cmd(revision_range: str, fmt: str | None, output: str | None,
     raise SystemExit(code)
 
 
+@cli.command("propose")
+@click.argument("request", required=False, default="-")
+@click.option("--base", metavar="REV", help="Branch the proposal starts from (default: "
+              "main_branch from the config).")
+@click.option("--push", is_flag=True, help="Push the new branch to --remote.")
+@click.option("--remote", default="origin", show_default=True)
+@click.option("--config", "config_path", type=click.Path(), help="memwarden.toml to use.")
+@click.option("--now", metavar="ISO", help="Timestamp for the commit and entry dates.")
+def propose_cmd(request: str, base: str | None, push: bool, remote: str,
+                config_path: str | None, now: str | None) -> None:
+    """Turn a propose-memory-update request (JSON file or - for stdin) into a proposal
+    branch proposals/<agentId>/<proposalId> with one commit; prints the result as JSON."""
+    from memwarden.cli_propose import run_propose
+
+    click.echo(json.dumps(run_propose(request, base, push, remote, config_path, now),
+                          ensure_ascii=False, indent=2))
+
+
 @cli.command("rule")
 @click.argument("rule_id", required=False)
 @click.option("--format", "fmt", type=click.Choice(["text", "json", "markdown"]), default="text")

@@ -427,3 +427,60 @@ def init_and_commit(root: Path, message: str, identity: dict[str, str]) -> str:
     git_cli(["add", "-A"], root, identity)
     git_cli(["commit", "-q", "-m", message], root, identity)
     return git_cli(["rev-parse", "HEAD"], root, identity).strip()
+
+
+# --- writing objects (no working tree involved) -------------------------------------------
+
+def _signature(ident: tuple[str, str], when: int | None) -> object:
+    import pygit2
+
+    if when is None:
+        return pygit2.Signature(ident[0], ident[1])
+    return pygit2.Signature(ident[0], ident[1], when, 0)
+
+
+class Writer:
+    """Builds commits in-process: blobs, a tree derived from a base commit, the commit."""
+
+    def __init__(self, repo: Repo) -> None:
+        self.repo = repo
+
+    def commit_changes(self, base: str, changes: dict[str, bytes | None], message: str,
+                       author: tuple[str, str], committer: tuple[str, str],
+                       when: int | None = None) -> str:
+        """A new commit on top of `base` with `changes` (path -> content, None deletes);
+        no ref is moved."""
+        import pygit2
+
+        r = self.repo._repo
+        parent = r.get(self.repo.resolve_commit(base))
+        index = pygit2.Index()
+        index.read_tree(parent.tree)
+        for path, data in sorted(changes.items()):
+            if data is None:
+                if path in index:
+                    index.remove(path)
+            else:
+                oid = r.create_blob(data)
+                index.add(pygit2.IndexEntry(path, oid, pygit2.enums.FileMode.BLOB))
+        tree = index.write_tree(r)
+        sig_a = _signature(author, when)
+        sig_c = _signature(committer, when)
+        return str(r.create_commit(None, sig_a, sig_c, message, tree, [parent.id]))
+
+    def create_branch(self, name: str, commit: str) -> None:
+        """Create refs/heads/<name>; refuse to move an existing branch (no lost work)."""
+        ref = f"refs/heads/{name}"
+        if ref in self.repo._repo.references:
+            raise MemwardenError(f"branch {name} already exists; choose another proposal id")
+        self.repo._repo.references.create(ref, self.repo.resolve_commit(commit))
+
+
+def diff_bytes(repo: Repo, old: str, new: str) -> int:
+    """Size in bytes of the unified diff between two commits (what max_auto_diff_bytes
+    bounds)."""
+    r = repo._repo
+    a = r.get(repo.resolve_commit(old)).tree
+    b = r.get(repo.resolve_commit(new)).tree
+    patch = r.diff(a, b).patch or ""
+    return len(patch.encode("utf-8", "surrogateescape"))
