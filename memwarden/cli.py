@@ -177,6 +177,34 @@ def propose_cmd(request: str, base: str | None, push: bool, remote: str,
                           ensure_ascii=False, indent=2))
 
 
+@cli.command("gate")
+@click.argument("ref")
+@click.option("--base", metavar="REV", help="The branch it would land on (default: "
+              "main_branch); its memwarden.toml is the policy.")
+@click.option("--format", "fmt", type=click.Choice(["text", "json", "sarif", "github"]),
+              default=None, help="Output format (default text, or from --output's extension).")
+@click.option("--output", "-o", type=click.Path(dir_okay=False), help="Write the report here.")
+@click.option("--sarif-file", type=click.Path(dir_okay=False),
+              help="With --format github: also write SARIF here (for code scanning).")
+@click.option("--config", "config_path", type=click.Path(),
+              help="Override the policy (default: memwarden.toml on the base branch).")
+@click.option("--now", metavar="ISO", help="Today's date for waiver expiry.")
+def gate_cmd(ref: str, base: str | None, fmt: str | None, output: str | None,
+             sarif_file: str | None, config_path: str | None, now: str | None) -> None:
+    """Gate a proposal branch: every rule on its tree and commits, path isolation, the
+    auto-approve decision, an eviction preview and the Layer 1 token table.
+    Exit 0 pass, 1 fail, 2 usage/config error."""
+    from memwarden.cli_gate import run_gate
+
+    if fmt is None:
+        from memwarden.report import EXTENSIONS
+
+        fmt = EXTENSIONS.get(Path(output).suffix.lower(), "text") if output else "text"
+    code, text = run_gate(ref, base, config_path, fmt, _today(now), sarif_file)
+    _emit(text, output)
+    raise SystemExit(code)
+
+
 @cli.command("rule")
 @click.argument("rule_id", required=False)
 @click.option("--format", "fmt", type=click.Choice(["text", "json", "markdown"]), default="text")

@@ -18,7 +18,8 @@ TREE = "tree"  # check(ctx: TreeContext) -> Iterable[Finding]; sees every govern
 META = "meta"  # produced by the engine itself (e.g. expired waivers); no check function
 COMMIT = "commit"  # produced by commit/trailer checks (later issues)
 
-FAMILIES = ("tokens", "structure", "injection", "paths", "commits", "ownership")
+FAMILIES = ("tokens", "structure", "injection", "paths", "commits", "ownership",
+            "transitions")
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,222 @@
+"""`memwarden gate`: judge a proposal branch before anything lands (CI on proposals/**).
+
+Runs every file rule on the proposal's tree (changed files, in context), the trailer rules
+on every commit, path isolation and apply-owned files, append-only runs, immutable logic
+versions and status transitions; then decides auto-approval, previews what apply would
+evict, and tabulates Layer 1 tokens. Policy is read from the BASE branch: a proposal cannot
+loosen its own gate.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from memwarden.config import Config, load_config, parse_config
+from memwarden.entries import parse_facts, parse_loops
+from memwarden.errors import MemwardenError
+from memwarden.findings import ERROR, WARNING, Finding
+from memwarden.layout import AGENT_ID_RE, LAYER1
+from memwarden.memfile import split_lines
+from memwarden.policies.commits import CommitInfo, check_commit, decode_message
+from memwarden.policies.engine import check
+from memwarden.policies.ownership import proposal_path_findings
+from memwarden.policies.transitions import diff_findings
+from memwarden.repo import Repo, diff_bytes
+from memwarden.source import TreeSource
+from memwarden.tokens import count_text
+
+# Over-limit facts, open loops and a Layer 1 total overflow are evicted by apply.
+EVICTABLE = {"MW102": "facts", "MW103": "open_loops", "MW104": "facts"}
+
+
+@dataclass
+class GateResult:
+    findings: list[Finding]
+    files: int
+    agent: str | None
+    auto_eligible: bool
+    auto_reasons: list[str]
+    eviction_preview: list[dict[str, Any]] = field(default_factory=list)
+    tokens: dict[str, dict[str, int | None]] = field(default_factory=dict)
+    diff_bytes: int = 0
+
+    @property
+    def verdict(self) -> str:
+        return "fail" if any(f.severity == ERROR and not f.waived for f in self.findings) \
+            else "pass"
+
+    def extra(self) -> dict[str, Any]:
+        return {"verdict": self.verdict, "agent": self.agent,
+                "auto_approve": {"eligible": self.auto_eligible, "reasons": self.auto_reasons},
+                "decision": ("auto_approved" if self.verdict == "pass" and self.auto_eligible
+                             else "needs_human_review" if self.verdict == "pass" else "rejected"),
+                "eviction_preview": self.eviction_preview, "tokens": self.tokens,
+                "diffBytes": self.diff_bytes}
+
+
+def base_config(repo: Repo, base: str, explicit: str | None) -> Config:
+    """The policy of the base branch (never the proposal's own memwarden.toml)."""
+    if explicit:
+        return load_config(explicit, None)
+    data = repo.read_path(base, "memwarden.toml")
+    if data is None:
+        return load_config(None, None)
+    try:
+        return parse_config(data.decode("utf-8-sig"), source=f"{base[:12]}:memwarden.toml")
+    except UnicodeDecodeError:
+        raise MemwardenError("memwarden.toml on the base branch is not UTF-8") from None
+
+
+def agent_of(ref: str, config: Config, infos: list[CommitInfo]) -> str | None:
+    name = ref.removeprefix("refs/heads/").removeprefix("origin/")
+    prefix = config.data["proposal_prefix"]
+    if name.startswith(prefix):
+        parts = name[len(prefix):].split("/")
+        if len(parts) == 2 and AGENT_ID_RE.match(parts[0]):
+            return parts[0]
+    agents = {i.agent for i in infos if i.agent}
+    return agents.pop() if len(agents) == 1 else None
+
+
+def gate(repo: Repo, ref: str, base: str, config_path: str | None = None,
+         today: _dt.date | None = None) -> GateResult:
+    head = repo.resolve_commit(ref)
+    base_tip = repo.resolve_commit(base)
+    config = base_config(repo, base_tip, config_path)
+    mb = repo.merge_base(base_tip, head)
+    if mb is None:
+        raise MemwardenError(f"{ref} and {base} share no history (fetch-depth: 0 needed in "
+                             "a shallow clone)")
+    commits = repo.rev_list(f"{mb}..{head}")
+    findings: list[Finding] = []
+    infos: list[CommitInfo] = []
+    priority = "normal"
+    for sha in commits:
+        info = repo.commit_info(sha)
+        text, problems = decode_message(info["raw_message"], sha[:12])
+        findings += problems
+        if text is None:
+            continue
+        ci = CommitInfo(text, info["touched"], sha[:12])
+        findings += check_commit(ci)
+        infos.append(ci)
+        for t in ci.trailers:
+            if t.key.lower() == "priority":
+                priority = t.value
+    agent = agent_of(ref, config, infos)
+    changed = repo.changed_paths(mb, head)
+    actor = "proposal" if any(i.kind == "proposal" for i in infos) else "human"
+    if agent is not None and actor == "proposal":
+        findings += proposal_path_findings(agent, changed, ref)
+    findings += diff_findings(changed, lambda p: repo.read_path(mb, p),
+                              lambda p: repo.read_path(head, p), actor)
+    source = TreeSource(repo, head)
+    present = [p for p in changed if source.entry(p) is not None]
+    files = 0
+    if present:
+        result = check(source, config, present, cache_dir=repo.cache_dir, today=today)
+        findings += result.findings
+        files = result.files
+    # Facts and open loops over their HARD limit are evicted by apply: a warning here.
+    findings = [replace(f, severity=WARNING, message=f.message + " (apply will evict; see "
+                        "the eviction preview)") if f.rule in EVICTABLE and f.severity == ERROR
+                else f for f in findings]
+    tokens = token_table(repo, config, agent, mb, head) if agent else {}
+    preview = eviction_preview(repo, config, agent, head, changed) if agent else []
+    nbytes = diff_bytes(repo, mb, head)
+    eligible, reasons = auto_approve(config, agent, changed, findings, nbytes, priority)
+    return GateResult(sorted(findings, key=lambda f: (f.path, f.line, f.col, f.rule)), files,
+                      agent, eligible, reasons, preview, tokens, nbytes)
+
+
+def auto_approve(config: Config, agent: str | None, changed: list[str],
+                 findings: list[Finding], nbytes: int, priority: str) -> tuple[bool, list[str]]:
+    reasons: list[str] = []
+    if agent is None:
+        reasons.append("no single agent: the branch is not proposals/<agent>/<id>")
+    elif any(not p.startswith(f"memory/{agent}/") for p in changed):
+        reasons.append(f"touches paths outside memory/{agent}/")
+    if "memwarden.toml" in changed:
+        reasons.append("changes memwarden.toml (policy changes always need a human)")
+    limit = config.data["max_auto_diff_bytes"]
+    if nbytes > limit:
+        reasons.append(f"diff is {nbytes} bytes, over max_auto_diff_bytes {limit}")
+    if any(f.rule.startswith("MW3") and not f.waived for f in findings):
+        reasons.append("has prompt-injection findings (MW3xx)")
+    if priority != "normal":
+        reasons.append(f"priority {priority} (only normal is auto-approved)")
+    if agent is not None and config.agent_setting(agent, "auto_approve", True) is False:
+        reasons.append(f"auto_approve = false for {agent}")
+    if any(f.severity == ERROR and not f.waived for f in findings):
+        reasons.append("has errors")
+    return not reasons, reasons or ["own path only, small diff, no injection marker, "
+                                    "priority normal, agent allows it"]
+
+
+def _tokens_at(repo: Repo, rev: str, path: str, encoding: str) -> int | None:
+    data = repo.read_path(rev, path)
+    if data is None:
+        return None
+    return count_text(data.decode("utf-8", "replace"), encoding)
+
+
+def token_table(repo: Repo, config: Config, agent: str, before: str, after: str
+                ) -> dict[str, dict[str, int | None]]:
+    out: dict[str, dict[str, int | None]] = {}
+    enc = config.encoding
+    total_b = total_a = 0
+    for name, key in LAYER1.items():
+        path = f"memory/{agent}/{name}"
+        b, a = _tokens_at(repo, before, path, enc), _tokens_at(repo, after, path, enc)
+        total_b += b or 0
+        total_a += a or 0
+        out[name] = {"before": b, "after": a, "limit": config.limit(key, agent)}
+    out["layer1_total"] = {"before": total_b, "after": total_a,
+                           "limit": config.limit("layer1_total", agent)}
+    return out
+
+
+def eviction_preview(repo: Repo, config: Config, agent: str, head: str,
+                     changed: list[str]) -> list[dict[str, Any]]:
+    """What apply would evict to bring facts/open_loops down to the low-water mark: facts
+    the proposal does not touch, deprecated first, then oldest dated, then top of file;
+    closed loops first. (apply refines "oldest" with last use from git history.)"""
+    enc = config.encoding
+    ratio = config.data["low_water_ratio"]
+    out: list[dict[str, Any]] = []
+    for name, key in (("facts.md", "facts"), ("open_loops.md", "open_loops")):
+        path = f"memory/{agent}/{name}"
+        data = repo.read_path(head, path)
+        if data is None:
+            continue
+        text = data.decode("utf-8", "replace")
+        limit = config.limit(key, agent)
+        total = count_text(text, enc)
+        if total <= limit:
+            continue
+        target = int(limit * ratio)
+        lines = split_lines(text)
+        if key == "facts":
+            facts, _ = parse_facts(lines)
+            order = sorted(facts, key=lambda f: (not f.deprecated, f.date or "9999", f.line))
+            items = [(f.id, f.text, "\n".join(lines[f.line - 1:f.end_line])) for f in order]
+        else:
+            loops, _ = parse_loops(lines)
+            order = sorted(loops, key=lambda lp: (not lp.closed, lp.priority != "low",
+                                                  lp.closed_on or lp.opened or "9999", lp.line))
+            items = [(lp.id, lp.text, lines[lp.line - 1]) for lp in order
+                     if lp.closed or lp.priority == "low"]
+        freed = 0
+        for entry_id, entry_text, raw in items:
+            if total - freed <= target:
+                break
+            n = count_text(raw + "\n", enc)
+            freed += n
+            out.append({"file": name, "id": entry_id, "entry": entry_text, "tokens": n})
+        if total - freed > target:
+            out.append({"file": name, "id": None, "entry": None, "tokens": 0,
+                        "note": f"cannot reach {target} tokens by eviction alone: apply "
+                                "would reject"})
+    return out
