@@ -1,0 +1,62 @@
+"""Entry point of the memwarden GitHub Action (action.yml): map inputs to the CLI.
+
+Inputs arrive as MW_* environment variables; the ref defaults to the one that triggered
+the workflow (GITHUB_HEAD_REF for pull requests, GITHUB_REF otherwise, or the PR head from
+GITHUB_EVENT_PATH). Annotations go to stdout, the summary to $GITHUB_STEP_SUMMARY, outputs
+to $GITHUB_OUTPUT (all written by `memwarden gate --format github`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Sequence
+
+
+def event_ref(env: dict[str, str]) -> str | None:
+    path = env.get("GITHUB_EVENT_PATH")
+    if not path:
+        return None
+    try:
+        with open(path, encoding="utf-8") as fh:
+            event = json.load(fh)
+    except (OSError, ValueError):
+        return None
+    pr = event.get("pull_request") if isinstance(event, dict) else None
+    if isinstance(pr, dict) and isinstance(pr.get("head"), dict):
+        ref = pr["head"].get("ref")
+        return f"origin/{ref}" if ref else None
+    return None
+
+
+def gate_args(env: dict[str, str]) -> list[str]:
+    ref = env.get("MW_REF") or event_ref(env) or env.get("GITHUB_HEAD_REF") or \
+        env.get("GITHUB_REF", "HEAD")
+    if env.get("GITHUB_HEAD_REF") and ref == env["GITHUB_HEAD_REF"]:
+        ref = f"origin/{ref}"
+    base = env.get("MW_BASE") or "main"
+    if not base.startswith(("origin/", "refs/")) and env.get("GITHUB_ACTIONS"):
+        base = f"origin/{base}"
+    args = ["gate", ref, "--base", base, "--format", "github"]
+    if env.get("MW_CONFIG"):
+        args += ["--config", env["MW_CONFIG"]]
+    if env.get("MW_SARIF"):
+        args += ["--sarif-file", env["MW_SARIF"]]
+    return args
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    from memwarden.cli import main as cli_main
+
+    env = dict(os.environ)
+    mode = env.get("MW_MODE", "gate")
+    if mode != "gate":
+        print(f"::error title=memwarden::mode {mode!r} is not available in this version "
+              "(gate only; apply arrives with the apply step)")
+        return 2
+    return cli_main(gate_args(env))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
