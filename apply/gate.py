@@ -13,7 +13,7 @@ import datetime as _dt
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from memwarden.config import Config, load_config, parse_config
+from memwarden.config import Config, load_config_at
 from memwarden.entries import parse_facts, parse_loops
 from memwarden.errors import MemwardenError
 from memwarden.findings import ERROR, WARNING, Finding
@@ -56,19 +56,6 @@ class GateResult:
                 "diffBytes": self.diff_bytes}
 
 
-def base_config(repo: Repo, base: str, explicit: str | None) -> Config:
-    """The policy of the base branch (never the proposal's own memwarden.toml)."""
-    if explicit:
-        return load_config(explicit, None)
-    data = repo.read_path(base, "memwarden.toml")
-    if data is None:
-        return load_config(None, None)
-    try:
-        return parse_config(data.decode("utf-8-sig"), source=f"{base[:12]}:memwarden.toml")
-    except UnicodeDecodeError:
-        raise MemwardenError("memwarden.toml on the base branch is not UTF-8") from None
-
-
 def agent_of(ref: str, config: Config, infos: list[CommitInfo]) -> str | None:
     name = ref.removeprefix("refs/heads/").removeprefix("origin/")
     prefix = config.data["proposal_prefix"]
@@ -84,7 +71,7 @@ def gate(repo: Repo, ref: str, base: str, config_path: str | None = None,
          today: _dt.date | None = None) -> GateResult:
     head = repo.resolve_commit(ref)
     base_tip = repo.resolve_commit(base)
-    config = base_config(repo, base_tip, config_path)
+    config = load_config_at(repo, base_tip, config_path)
     mb = repo.merge_base(base_tip, head)
     if mb is None:
         raise MemwardenError(f"{ref} and {base} share no history (fetch-depth: 0 needed in "

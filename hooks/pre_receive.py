@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
-from memwarden.config import Config, load_config, parse_config
+from memwarden.config import Config, load_config, load_config_at
 from memwarden.errors import MemwardenError
 from memwarden.findings import ERROR, Finding, make
 from memwarden.layout import AGENT_ID_RE, ID_RE
@@ -64,17 +64,8 @@ def pusher() -> str | None:
 
 def server_config(repo: Repo) -> Config:
     """memwarden.toml from the main branch as it is before this push (defaults if none)."""
-    base = load_config(None, None)
-    tip = repo.ref_target(f"refs/heads/{base.data['main_branch']}")
-    if tip is None:
-        return base
-    data = repo.read_path(tip, "memwarden.toml")
-    if data is None:
-        return base
-    try:
-        return parse_config(data.decode("utf-8-sig"), source="memwarden.toml")
-    except UnicodeDecodeError:
-        raise MemwardenError("memwarden.toml on the main branch is not valid UTF-8") from None
+    main = load_config(None, None).data["main_branch"]
+    return load_config_at(repo, repo.ref_target(f"refs/heads/{main}"))
 
 
 def _ident(name: str, email: str) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as _dt
 from pathlib import Path
 
-from memwarden.config import load_config, parse_config
+from memwarden.config import load_config, load_config_at
 from memwarden.errors import MemwardenError
 from memwarden.findings import summarize
 from memwarden.policies.engine import check, normalise_path
@@ -25,18 +25,7 @@ def run_check(files: list[str], rev: str | None, config_path: str | None,
         if repo is None:
             raise MemwardenError(f"--rev {rev}: {cwd} is not inside a git repository")
         source = TreeSource(repo, rev)
-        if config_path:
-            config = load_config(config_path, None)
-        else:
-            text = repo.read_path(source.rev, "memwarden.toml")
-            if text is None:
-                config = load_config(None, None)
-            else:
-                try:
-                    decoded = text.decode("utf-8-sig")
-                except UnicodeDecodeError:
-                    raise MemwardenError(f"memwarden.toml at {rev}: not valid UTF-8") from None
-                config = parse_config(decoded, source=f"{rev}:memwarden.toml")
+        config = load_config_at(repo, source.rev, config_path)
         paths = None
         outside: list[str] = []
     else:

@@ -6,7 +6,7 @@ import datetime as _dt
 from dataclasses import replace
 from pathlib import Path
 
-from memwarden.config import Config, load_config, parse_config
+from memwarden.config import load_config, load_config_at
 from memwarden.errors import MemwardenError
 from memwarden.findings import Finding, summarize
 from memwarden.policies.commits import CommitInfo, check_commit, decode_message
@@ -31,7 +31,7 @@ def check_commit_range(repo: Repo, revision_range: str, config_path: str | None,
         findings += problems
         if text is not None:
             findings += check_commit(CommitInfo(text, info["touched"], label))
-        config = _config_at(repo, sha, config_path)
+        config = load_config_at(repo, sha, config_path)
         changed = [p for p in info["touched"] if TreeSource(repo, sha).entry(p) is not None]
         if changed:
             result = check(TreeSource(repo, sha), config, changed, cache_dir=repo.cache_dir,
@@ -39,18 +39,6 @@ def check_commit_range(repo: Repo, revision_range: str, config_path: str | None,
             files += result.files
             findings += [replace(f, message=f"{f.message} (in {label})") for f in result.findings]
     return findings, len(commits), files
-
-
-def _config_at(repo: Repo, sha: str, config_path: str | None) -> Config:
-    if config_path:
-        return load_config(config_path, None)
-    data = repo.read_path(sha, "memwarden.toml")
-    if data is None:
-        return load_config(None, None)
-    try:
-        return parse_config(data.decode("utf-8-sig"), source=f"{sha[:12]}:memwarden.toml")
-    except UnicodeDecodeError:
-        raise MemwardenError(f"memwarden.toml at {sha[:12]}: not valid UTF-8") from None
 
 
 def run_check_commits(revision_range: str, config_path: str | None, fmt: str,

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from memwarden.apply.propose import propose
-from memwarden.config import load_config, parse_config
+from memwarden.config import load_config, load_config_at
 from memwarden.errors import MemwardenError
 from memwarden.repo import git_cli, open_repo
 
@@ -45,14 +45,8 @@ def run_propose(request: str, base: str | None, push: bool, remote: str,
         raise MemwardenError("propose: not inside a git repository")
     doc = read_request(request)
     # Policy comes from the base branch (a proposal cannot loosen its own rules).
-    if config_path:
-        config = load_config(config_path, None)
-    else:
-        config = load_config(None, None)
-        rev = base or config.data["main_branch"]
-        data = repo.read_path(repo.resolve_commit(rev), "memwarden.toml")
-        if data is not None:
-            config = parse_config(data.decode("utf-8-sig", "replace"), f"{rev}:memwarden.toml")
+    rev = base or load_config(None, None).data["main_branch"]
+    config = load_config_at(repo, repo.resolve_commit(rev), config_path)
     result = propose(repo, config, doc, base, _now(now))
     if push:
         git_cli(["push", "--quiet", remote, f"refs/heads/{result.branch}"],

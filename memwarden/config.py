@@ -249,3 +249,20 @@ def _merge(base: Mapping[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
         else:
             out[key] = value
     return out
+
+
+def load_config_at(repo: Any, rev: str | None, explicit: str | None = None) -> Config:
+    """The policy of a committed tree: `explicit` if given, else `memwarden.toml` at `rev`
+    (never the working tree), else the defaults. Gates, hooks and `--rev` checks use it so
+    that a change cannot loosen the policy it is judged by."""
+    if explicit:
+        return load_config(explicit, None)
+    data = repo.read_path(rev, CONFIG_NAME) if rev is not None else None
+    if data is None:
+        return parse_config(None)
+    label = f"{rev[:12] if len(rev) == 40 else rev}:{CONFIG_NAME}"
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise ConfigError(f"{label}: not valid UTF-8") from None
+    return parse_config(text, source=label)
