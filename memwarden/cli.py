@@ -205,6 +205,26 @@ def gate_cmd(ref: str, base: str | None, fmt: str | None, output: str | None,
     raise SystemExit(code)
 
 
+@cli.command("apply")
+@click.argument("refs", nargs=-1)
+@click.option("--all", "all_refs", is_flag=True, help="Every proposal branch, oldest first.")
+@click.option("--approved-by", metavar="WHO", help="Apply proposals that need human review "
+              "too, recording who approved them (Approved-By trailer).")
+@click.option("--dry-run", is_flag=True, help="Build the commits but do not move main.")
+@click.option("--force", is_flag=True, help="Owner override: skip the stale check (never "
+              "a policy).")
+@click.option("--now", metavar="ISO", help="Clock for bookkeeping (default: now, UTC).")
+def apply_cmd(refs: tuple[str, ...], all_refs: bool, approved_by: str | None, dry_run: bool,
+              force: bool, now: str | None) -> None:
+    """Land approved proposals on main by fast-forward, one commit each with bookkeeping.
+    Prints {"results": [...]}; exit 0 when every proposal ended applied/already_applied."""
+    from memwarden.cli_apply import run_apply
+
+    code, doc = run_apply(list(refs), all_refs, approved_by, dry_run, force, now)
+    click.echo(json.dumps(doc, ensure_ascii=False, indent=2))
+    raise SystemExit(code)
+
+
 @cli.command("rule")
 @click.argument("rule_id", required=False)
 @click.option("--format", "fmt", type=click.Choice(["text", "json", "markdown"]), default="text")

@@ -208,6 +208,56 @@ class Repo:
         base = self._repo.merge_base(self.resolve_commit(a), self.resolve_commit(b))
         return str(base) if base else None
 
+    def first_parent_log(self, rev: str, limit: int = 100_000) -> Iterator[tuple[str, bytes]]:
+        """(commit id, raw message) along first parents of `rev`, newest first."""
+        import pygit2
+
+        walker = self._repo.walk(self.resolve_commit(rev), pygit2.enums.SortMode.TOPOLOGICAL)
+        walker.simplify_first_parent()
+        for n, c in enumerate(walker):
+            if n >= limit:
+                return
+            yield str(c.id), c.raw_message
+
+    def refs(self, prefix: str) -> list[str]:
+        return sorted(r for r in self._repo.references if r.startswith(prefix))
+
+    def commit_time(self, rev: str) -> int:
+        return int(self._repo.get(self.resolve_commit(rev)).commit_time)
+
+    def author_of(self, rev: str) -> tuple[str, str]:
+        c = self._repo.get(self.resolve_commit(rev))
+        return c.author.name, c.author.email
+
+    def compare_and_swap(self, ref: str, new: str, old: str) -> bool:
+        """Move `ref` to `new` only if it still points at `old` (git update-ref's CAS)."""
+        try:
+            git_cli(["update-ref", "-m", "memwarden apply", ref, new, old],
+                    self.root or self.git_dir, {"GIT_DIR": str(self.git_dir)})
+        except MemwardenError:
+            return False
+        return True
+
+    def head_branch(self) -> str | None:
+        """The branch checked out in this work tree (None: bare or detached)."""
+        if self.root is None:
+            return None
+        try:
+            return self._repo.head.name if not self._repo.head_is_detached else None
+        except Exception:  # unborn or broken HEAD
+            return None
+
+    def sync_worktree(self, old: str, new: str) -> bool:
+        """After the checked-out branch moved old -> new, fast-forward index and files the
+        way `git merge --ff-only` does; False (nothing touched) if local edits would be
+        overwritten."""
+        try:
+            git_cli(["read-tree", "-m", "-u", old, new], self.root or self.git_dir,
+                    {"GIT_DIR": str(self.git_dir), "GIT_WORK_TREE": str(self.root)})
+        except MemwardenError:
+            return False
+        return True
+
     def is_ancestor(self, ancestor: str, descendant: str) -> bool:
         a, d = self.resolve_commit(ancestor), self.resolve_commit(descendant)
         return a == d or bool(self._repo.descendant_of(d, a))

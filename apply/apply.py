@@ -1,0 +1,220 @@
+"""`memwarden apply`: land approved proposals on main, one commit each, by fast-forward.
+
+For each proposal (FIFO by head commit time): already applied? -> no-op; the gate's verdict
+(policy from main); the stale check (Expected-Version vs meta.json, or any change to
+memory/<agent>/ on main since the merge base); then the proposal's net diff is replayed onto
+main as ONE commit with the bookkeeping (meta.json, changelog, timeline), authored by the
+agent and committed by the apply identity, and main moves by compare-and-swap. Eviction of
+overflowing Layer 1 files is not implemented yet: such proposals are rejected (overflow).
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from memwarden.apply import bookkeeping
+from memwarden.apply.gate import gate
+from memwarden.config import Config
+from memwarden.errors import MemwardenError
+from memwarden.layout import LAYER1, classify
+from memwarden.repo import Repo, Writer
+from memwarden.tokens import count_text
+from memwarden.trailers import parse_trailers
+
+
+@dataclass
+class ProposalResult:
+    proposal_id: str | None
+    status: str  # applied | already_applied | rejected | failed | pending
+    reason: str = ""
+    resolution: str = ""
+    commits: list[str] = field(default_factory=list)
+    evicted: list[dict[str, Any]] = field(default_factory=list)
+    tokens: dict[str, Any] = field(default_factory=dict)
+    ref: str = ""
+    details: dict[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        doc = {"proposalId": self.proposal_id, "ref": self.ref, "status": self.status,
+               "reason": self.reason, "resolution": self.resolution, "commits": self.commits,
+               "evicted": self.evicted, "tokens": self.tokens}
+        doc.update(self.details)
+        return doc
+
+
+def _ident(text: str) -> tuple[str, str]:
+    m = re.fullmatch(r"(.+?) <([^<>]*)>", text.strip())
+    if not m:
+        raise MemwardenError(f"apply_identity {text!r}: expected 'Name <email>'")
+    return m.group(1), m.group(2)
+
+
+def already_applied(repo: Repo, main: str, proposal_id: str) -> str | None:
+    for sha, raw in repo.first_parent_log(main):
+        text = raw.decode("utf-8", "replace")
+        if "Applied-Proposal" not in text:
+            continue
+        for t in parse_trailers(text):
+            if t.key.lower() == "applied-proposal" and t.value == proposal_id:
+                return sha
+    return None
+
+
+def _meta(repo: Repo, rev: str, agent: str) -> dict[str, Any] | None:
+    data = repo.read_path(rev, f"memory/{agent}/meta.json")
+    if data is None:
+        return None
+    try:
+        value = json.loads(data)
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def apply_one(repo: Repo, ref: str, config: Config, approved_by: str | None,
+              now: _dt.datetime, dry_run: bool = False, force: bool = False) -> ProposalResult:
+    main_ref = f"refs/heads/{config.data['main_branch']}"
+    main = repo.ref_target(main_ref)
+    if main is None:
+        raise MemwardenError(f"{main_ref} does not exist")
+    head = repo.resolve_commit(ref)
+    msg = repo.commit_info(head)["raw_message"].decode("utf-8", "replace")
+    tr = {t.key.lower(): t.value for t in parse_trailers(msg)}
+    pid, agent, run = tr.get("proposal-id"), tr.get("agent-id"), tr.get("run-id")
+    result = ProposalResult(pid, "rejected", ref=ref)
+    if not (pid and agent and run):
+        result.reason = "policy"
+        result.details["message"] = "the head commit is not a proposal (no Proposal-Id, " \
+                                    "Agent-Id, Run-Id trailers)"
+        return result
+    done = already_applied(repo, main, pid)
+    if done:
+        return ProposalResult(pid, "already_applied", commits=[done], ref=ref)
+    verdict = gate(repo, ref, main, today=now.date())
+    result.tokens = verdict.tokens
+    errors = [f for f in verdict.findings if f.severity == "error" and not f.waived]
+    if errors:
+        result.reason = "policy"
+        result.details["findings"] = [f.to_json() for f in errors[:20]]
+        return result
+    if not verdict.auto_eligible and not approved_by:
+        return ProposalResult(pid, "pending", reason="needs_human_review", ref=ref,
+                              tokens=verdict.tokens,
+                              details={"reasons": verdict.auto_reasons})
+    base = repo.merge_base(main, head)
+    if base is None:
+        raise MemwardenError(f"{ref} shares no history with main (fetch-depth: 0 needed)")
+    meta_main = _meta(repo, main, agent)
+    current = (meta_main or {}).get("version", 0)
+    expected = tr.get("expected-version")
+    agent_changed = [p for p in repo.changed_paths(base, main)
+                     if p.startswith(f"memory/{agent}/")]
+    stale = (expected is not None and expected != str(current)) or bool(agent_changed)
+    if stale and not force:
+        result.reason = "version_conflict"
+        result.resolution = "retry_with_latest"
+        result.details.update({"expectedVersion": int(expected) if expected and
+                               expected.isdigit() else expected, "currentVersion": current})
+        return result
+    changed = repo.changed_paths(base, head)
+    changes: dict[str, bytes | None] = {p: repo.read_path(head, p) for p in changed}
+    files = _agent_files(repo, main, agent, changes)
+    overflow = _overflow(config, agent, files)
+    if overflow:
+        result.reason = "overflow"
+        result.resolution = "shrink_and_retry"
+        result.details["message"] = overflow + " (eviction commits are not implemented yet)"
+        return result
+    changes.update(_bookkeeping(repo, config, main, agent, run, pid, tr, changed, files, now))
+    author = repo.author_of(head)
+    committer = _ident(config.data["apply_identity"])
+    message = _applied_message(msg, pid, head, verdict.auto_eligible, approved_by)
+    new = Writer(repo).commit_changes(main, changes, message, author, committer,
+                                      int(now.timestamp()))
+    details: dict[str, Any] = {"dryRun": True} if dry_run else {}
+    if not dry_run:
+        if not repo.compare_and_swap(main_ref, new, main):
+            return ProposalResult(pid, "failed", reason="main moved during apply",
+                                  resolution="retry", ref=ref)
+        if repo.head_branch() == main_ref and not repo.sync_worktree(main, new):
+            details["warning"] = ("main moved but the checked-out files have local edits; "
+                                  "run `git merge --ff-only` after saving them")
+    return ProposalResult(pid, "applied", commits=[new], ref=ref, tokens=verdict.tokens,
+                          details=details)
+
+
+def _agent_files(repo: Repo, main: str, agent: str,
+                 changes: dict[str, bytes | None]) -> dict[str, str]:
+    """The agent's Layer 1 and decisions as they will be after the replay."""
+    out = {}
+    for name in (*LAYER1, "decisions.md"):
+        path = f"memory/{agent}/{name}"
+        data = changes[path] if path in changes else repo.read_path(main, path)
+        out[name] = data.decode("utf-8", "replace") if data else ""
+    return out
+
+
+def _overflow(config: Config, agent: str, files: dict[str, str]) -> str:
+    enc = config.encoding
+    total = 0
+    for name, key in LAYER1.items():
+        n = count_text(files.get(name, ""), enc)
+        total += n
+        limit = config.limit(key, agent)
+        if n > limit:
+            return f"{name} would have {n} tokens, over its HARD limit of {limit}"
+    limit = config.limit("layer1_total", agent)
+    if total > limit:
+        return f"Layer 1 would have {total} tokens, over its HARD total of {limit}"
+    return ""
+
+
+def _bookkeeping(repo: Repo, config: Config, main: str, agent: str, run: str, pid: str,
+                 tr: dict[str, str], changed: list[str], files: dict[str, str],
+                 now: _dt.datetime) -> dict[str, bytes]:
+    root = f"memory/{agent}"
+    what = {}
+    for path in changed:
+        info = classify(path)
+        if info is None or info.agent != agent:
+            continue
+        name = path[len(root) + 1:] if path.startswith(root + "/") else path
+        what[name] = "updated" if repo.read_path(main, path) is not None else "added"
+    meta = bookkeeping.meta_json(_meta(repo, main, agent), agent, run, pid, files,
+                                 config.encoding, now)
+    old_log = (repo.read_path(main, f"{root}/changelog.md") or b"").decode("utf-8", "replace")
+    log = bookkeeping.changelog(old_log, agent, run, pid, what, now,
+                                config.data["retention"]["changelog_entries"])
+    day = f"{root}/timeline/{now.date().isoformat()}.md"
+    old_day = (repo.read_path(main, day) or b"").decode("utf-8", "replace")
+    extra = {k: tr[k.lower()] for k in ("Task", "Result", "Duration-Seconds")
+             if k.lower() in tr}
+    day_text = bookkeeping.timeline(old_day, agent, run, pid, extra, "applied", now)
+    return {f"{root}/meta.json": meta.encode(), f"{root}/changelog.md": log.encode(),
+            day: day_text.encode()}
+
+
+def _applied_message(original: str, pid: str, head: str, auto: bool,
+                     approved_by: str | None) -> str:
+    extra = [f"Applied-Proposal: {pid}", f"Proposal-Head: {head}",
+             f"Auto-Approved: {'true' if auto and not approved_by else 'false'}"]
+    if approved_by:
+        extra.append(f"Approved-By: {' '.join(approved_by.split())}")
+    return original.rstrip("\n") + "\n" + "\n".join(extra) + "\n"
+
+
+def proposal_refs(repo: Repo, config: Config) -> list[str]:
+    """Every proposal branch, oldest head commit first (FIFO)."""
+    prefix = "refs/heads/" + config.data["proposal_prefix"]
+    refs = [r for r in repo.refs(prefix)]
+    return sorted(refs, key=lambda r: (repo.commit_time(r), r))
+
+
+def apply_all(repo: Repo, refs: list[str], config: Config, approved_by: str | None,
+              now: _dt.datetime, dry_run: bool = False, force: bool = False
+              ) -> list[ProposalResult]:
+    return [apply_one(repo, r, config, approved_by, now, dry_run, force) for r in refs]
