@@ -4,8 +4,9 @@ For each proposal (FIFO by head commit time): already applied? -> no-op; the gat
 (policy from main); the stale check (Expected-Version vs meta.json, or any change to
 memory/<agent>/ on main since the merge base); then the proposal's net diff is replayed onto
 main as ONE commit with the bookkeeping (meta.json, changelog, timeline), authored by the
-agent and committed by the apply identity, and main moves by compare-and-swap. Eviction of
-overflowing Layer 1 files is not implemented yet: such proposals are rejected (overflow).
+agent and committed by the apply identity, and main moves by compare-and-swap. When the
+result would overflow Layer 1, eviction commits (apply/evict.py) come first, on top of
+main; still over after eviction -> rejected (overflow).
 """
 
 from __future__ import annotations
@@ -16,11 +17,13 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from memwarden.apply import bookkeeping
+from memwarden.apply import bookkeeping, evict
 from memwarden.apply.gate import gate
 from memwarden.config import Config
+from memwarden.entries import parse_facts, parse_loops
 from memwarden.errors import MemwardenError
 from memwarden.layout import LAYER1, classify
+from memwarden.memfile import split_lines
 from memwarden.repo import Repo, Writer
 from memwarden.tokens import count_text
 from memwarden.trailers import parse_trailers
@@ -122,18 +125,30 @@ def apply_one(repo: Repo, ref: str, config: Config, approved_by: str | None,
         return result
     changed = repo.changed_paths(base, head)
     changes: dict[str, bytes | None] = {p: repo.read_path(head, p) for p in changed}
+    committer = _ident(config.data["apply_identity"])
+    parent, evicted, evict_commits = main, [], []
     files = _agent_files(repo, main, agent, changes)
+    if _overflow(config, agent, files):
+        plan = plan_eviction(repo, config, main, base, head, agent, run, files, now)
+        if plan is not None:
+            for message, file_changes in plan.commits:
+                parent = Writer(repo).commit_changes(parent, file_changes, message, committer,
+                                                     committer, int(now.timestamp()))
+                evict_commits.append(parent)
+            changes.update(plan.proposal_changes)
+            evicted = [e.to_json() for e in plan.evicted]
+            files = _agent_files(repo, parent, agent, changes)
     overflow = _overflow(config, agent, files)
     if overflow:
         result.reason = "overflow"
         result.resolution = "shrink_and_retry"
-        result.details["message"] = overflow + " (eviction commits are not implemented yet)"
+        result.details["message"] = overflow + " even after evicting every entry apply may " \
+                                               "move (snapshot.md is never evicted)"
         return result
     changes.update(_bookkeeping(repo, config, main, agent, run, pid, tr, changed, files, now))
     author = repo.author_of(head)
-    committer = _ident(config.data["apply_identity"])
     message = _applied_message(msg, pid, head, verdict.auto_eligible, approved_by)
-    new = Writer(repo).commit_changes(main, changes, message, author, committer,
+    new = Writer(repo).commit_changes(parent, changes, message, author, committer,
                                       int(now.timestamp()))
     details: dict[str, Any] = {"dryRun": True} if dry_run else {}
     if not dry_run:
@@ -143,8 +158,126 @@ def apply_one(repo: Repo, ref: str, config: Config, approved_by: str | None,
         if repo.head_branch() == main_ref and not repo.sync_worktree(main, new):
             details["warning"] = ("main moved but the checked-out files have local edits; "
                                   "run `git merge --ff-only` after saving them")
-    return ProposalResult(pid, "applied", commits=[new], ref=ref, tokens=verdict.tokens,
-                          details=details)
+    return ProposalResult(pid, "applied", commits=[*evict_commits, new], ref=ref,
+                          evicted=evicted, tokens=verdict.tokens, details=details)
+
+
+@dataclass
+class EvictionPlan:
+    commits: list[tuple[str, dict[str, bytes | None]]]
+    proposal_changes: dict[str, bytes | None]
+    evicted: list[evict.Evicted]
+
+
+def fact_usage(repo: Repo, main: str, agent: str) -> dict[str, float]:
+    """When each fact was last used, from git only: the last change of its line, and the
+    newest Facts-Used trailer of this agent naming it."""
+    path = f"memory/{agent}/facts.md"
+    data = repo.read_path(main, path)
+    used: dict[str, float] = {}
+    if data is None:
+        return used
+    times = repo.line_times(main, path)
+    facts, _ = parse_facts(split_lines(data.decode("utf-8", "replace")))
+    for f in facts:
+        if 0 < f.line <= len(times):
+            used[f.id] = float(max(times[f.line - 1:f.end_line]))
+    wanted = set(used)
+    for sha, raw in repo.first_parent_log(main, limit=5000):
+        text = raw.decode("utf-8", "replace")
+        if "Facts-Used" not in text:
+            continue
+        tr = {t.key.lower(): t.value for t in parse_trailers(text)}
+        if tr.get("agent-id") != agent:
+            continue
+        when = float(repo.commit_time(sha))
+        for fid in (x.strip() for x in tr.get("facts-used", "").split(",")):
+            if fid in wanted and used.get(fid, 0.0) < when:
+                used[fid] = when
+    return used
+
+
+def _ids_touched(repo: Repo, base: str, head: str, path: str, kind: str) -> set[str]:
+    def ids(rev: str) -> set[str]:
+        data = repo.read_path(rev, path)
+        if data is None:
+            return set()
+        lines = split_lines(data.decode("utf-8", "replace"))
+        if kind == "facts":
+            return {f.id for f in parse_facts(lines)[0]}
+        return {lp.id + ("x" if lp.closed else "") for lp in parse_loops(lines)[0]}
+    before, after = ids(base), ids(head)
+    return {i.rstrip("x") for i in after - before} | {i.rstrip("x") for i in before - after}
+
+
+def plan_eviction(repo: Repo, config: Config, main: str, base: str, head: str, agent: str,
+                  run: str, files: dict[str, str], now: _dt.datetime) -> EvictionPlan | None:
+    """Eviction commits for main (placed BEFORE the proposal's commit) and the proposal's
+    files with the same entries removed; None when nothing can be evicted."""
+    enc = config.encoding
+    ratio = config.data["low_water_ratio"]
+    ret = config.data["retention"]
+    root = f"memory/{agent}"
+    total_limit = config.limit("layer1_total", agent)
+    sizes = {name: count_text(files[name], enc) for name in LAYER1}
+    commits: list[tuple[str, dict[str, bytes | None]]] = []
+    proposal_changes: dict[str, bytes | None] = {}
+    evicted: list[evict.Evicted] = []
+    main_text = {name: (repo.read_path(main, f"{root}/{name}") or b"").decode("utf-8",
+                                                                              "replace")
+                 for name in ("facts.md", "open_loops.md", "decisions.md")}
+    # open loops first: cheapest to lose
+    loop_limit = config.limit("open_loops", agent)
+    _, loops_out = evict.evict_loops(files["open_loops.md"],
+                                     _ids_touched(repo, base, head, f"{root}/open_loops.md",
+                                                  "loops"),
+                                     now, loop_limit, ratio, ret["closed_loops"],
+                                     ret["frozen_loop_age"], enc)
+    if loops_out:
+        frozen = [e for e in loops_out if e.reason == "frozen-loop"]
+        decisions = evict.frozen_decisions(main_text["decisions.md"], frozen,
+                                           now.date().isoformat(), run)
+        change: dict[str, bytes | None] = {
+            f"{root}/open_loops.md": evict.remove_entries(main_text["open_loops.md"], "loops",
+                                                          loops_out).encode()}
+        if frozen:
+            change[f"{root}/decisions.md"] = decisions.encode()
+        commits.append((_evict_message(agent, "open_loops", loops_out), change))
+        proposal_changes[f"{root}/open_loops.md"] = evict.remove_entries(
+            files["open_loops.md"], "loops", loops_out).encode()
+        if frozen and files["decisions.md"] != main_text["decisions.md"]:
+            proposal_changes[f"{root}/decisions.md"] = evict.frozen_decisions(
+                files["decisions.md"], frozen, now.date().isoformat(), run).encode()
+        sizes["open_loops.md"] = count_text(proposal_changes[f"{root}/open_loops.md"]
+                                            .decode(), enc)
+        evicted += loops_out
+    # facts: down to their own limit and to what the Layer 1 total leaves them
+    facts_limit = min(config.limit("facts", agent),
+                      total_limit - sizes["snapshot.md"] - sizes["open_loops.md"])
+    if facts_limit > 0:
+        _, facts_out = evict.evict_facts(
+            files["facts.md"], _ids_touched(repo, base, head, f"{root}/facts.md", "facts"),
+            fact_usage(repo, main, agent), now, facts_limit, ratio, ret["stale_fact_age"],
+            enc)
+        if facts_out:
+            commits.append((_evict_message(agent, "facts", facts_out), {
+                f"{root}/facts.md": evict.remove_entries(main_text["facts.md"], "facts",
+                                                         facts_out).encode()}))
+            proposal_changes[f"{root}/facts.md"] = evict.remove_entries(
+                files["facts.md"], "facts", facts_out).encode()
+            evicted += facts_out
+    if not commits:
+        return None
+    return EvictionPlan(commits, proposal_changes, evicted)
+
+
+def _evict_message(agent: str, kind: str, out: list[evict.Evicted]) -> str:
+    reasons = {e.reason for e in out}
+    reason = next(r for r in ("overflow", "frozen-loop", "stale-fact", "expired-loop")
+                  if r in reasons)
+    listing = "\n".join(f"- {e.file} {e.id} ({e.reason}): {e.entry[:160]}" for e in out)
+    return (f"memory-evict: {agent} / {kind}\n\nMoved out of Layer 1 to make room (they stay "
+            f"in git history):\n\n{listing}\n\nAgent-Id: {agent}\nMemory-Eviction: {reason}\n")
 
 
 def _agent_files(repo: Repo, main: str, agent: str,

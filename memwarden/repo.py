@@ -238,6 +238,22 @@ class Repo:
             return False
         return True
 
+    def line_times(self, rev: str, path: str) -> list[int]:
+        """Commit time of the last change of every line of `path` at `rev` (git blame)."""
+        r = self._repo
+        times: list[int] = []
+        try:
+            blame = r.blame(path, newest_commit=r.get(self.resolve_commit(rev)).id)
+        except (KeyError, ValueError):
+            return times
+        cache: dict[str, int] = {}
+        for hunk in blame:
+            cid = str(hunk.final_commit_id)
+            if cid not in cache:
+                cache[cid] = int(r.get(hunk.final_commit_id).commit_time)
+            times.extend([cache[cid]] * hunk.lines_in_hunk)
+        return times
+
     def head_branch(self) -> str | None:
         """The branch checked out in this work tree (None: bare or detached)."""
         if self.root is None:

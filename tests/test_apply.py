@@ -112,7 +112,7 @@ def test_policy_rejection_and_human_review(repo, tmp_path, mw):
     assert "Approved-By: owner@example.org" in log and "Auto-Approved: false" in log
 
 
-def test_overflow_is_rejected_until_eviction_lands(repo, tmp_path, mw):
+def test_overflow_that_eviction_cannot_fix_is_rejected(repo, tmp_path, mw):
     (repo / "memwarden.toml").write_text("[limits]\nfacts = 15\n")
     git(repo, "add", "-A")
     git(repo, "commit", "-qm", "tight\n\nHuman-Edit: true")
