@@ -20,10 +20,8 @@ from typing import Any
 from memwarden.apply import bookkeeping, evict
 from memwarden.apply.gate import gate
 from memwarden.config import Config
-from memwarden.entries import parse_facts, parse_loops
 from memwarden.errors import MemwardenError
 from memwarden.layout import LAYER1, classify
-from memwarden.memfile import split_lines
 from memwarden.repo import Repo, Writer
 from memwarden.tokens import count_text
 from memwarden.trailers import parse_trailers
@@ -127,9 +125,9 @@ def apply_one(repo: Repo, ref: str, config: Config, approved_by: str | None,
     changes: dict[str, bytes | None] = {p: repo.read_path(head, p) for p in changed}
     committer = _ident(config.data["apply_identity"])
     parent, evicted, evict_commits = main, [], []
-    files = _agent_files(repo, main, agent, changes)
+    files = evict.agent_files(repo, main, agent, changes)
     if _overflow(config, agent, files):
-        plan = plan_eviction(repo, config, main, base, head, agent, run, files, now)
+        plan = evict.plan_eviction(repo, config, main, base, head, agent, run, files, now)
         if plan is not None:
             for message, file_changes in plan.commits:
                 parent = Writer(repo).commit_changes(parent, file_changes, message, committer,
@@ -137,7 +135,7 @@ def apply_one(repo: Repo, ref: str, config: Config, approved_by: str | None,
                 evict_commits.append(parent)
             changes.update(plan.proposal_changes)
             evicted = [e.to_json() for e in plan.evicted]
-            files = _agent_files(repo, parent, agent, changes)
+            files = evict.agent_files(repo, parent, agent, changes)
     overflow = _overflow(config, agent, files)
     if overflow:
         result.reason = "overflow"
@@ -160,135 +158,6 @@ def apply_one(repo: Repo, ref: str, config: Config, approved_by: str | None,
                                   "run `git merge --ff-only` after saving them")
     return ProposalResult(pid, "applied", commits=[*evict_commits, new], ref=ref,
                           evicted=evicted, tokens=verdict.tokens, details=details)
-
-
-@dataclass
-class EvictionPlan:
-    commits: list[tuple[str, dict[str, bytes | None]]]
-    proposal_changes: dict[str, bytes | None]
-    evicted: list[evict.Evicted]
-
-
-def fact_usage(repo: Repo, main: str, agent: str) -> dict[str, float]:
-    """When each fact was last used, from git only: the last change of its line, and the
-    newest Facts-Used trailer of this agent naming it."""
-    path = f"memory/{agent}/facts.md"
-    data = repo.read_path(main, path)
-    used: dict[str, float] = {}
-    if data is None:
-        return used
-    times = repo.line_times(main, path)
-    facts, _ = parse_facts(split_lines(data.decode("utf-8", "replace")))
-    for f in facts:
-        if 0 < f.line <= len(times):
-            used[f.id] = float(max(times[f.line - 1:f.end_line]))
-    wanted = set(used)
-    for sha, raw in repo.first_parent_log(main, limit=5000):
-        text = raw.decode("utf-8", "replace")
-        if "Facts-Used" not in text:
-            continue
-        tr = {t.key.lower(): t.value for t in parse_trailers(text)}
-        if tr.get("agent-id") != agent:
-            continue
-        when = float(repo.commit_time(sha))
-        for fid in (x.strip() for x in tr.get("facts-used", "").split(",")):
-            if fid in wanted and used.get(fid, 0.0) < when:
-                used[fid] = when
-    return used
-
-
-def _ids_touched(repo: Repo, base: str, head: str, path: str, kind: str) -> set[str]:
-    def ids(rev: str) -> set[str]:
-        data = repo.read_path(rev, path)
-        if data is None:
-            return set()
-        lines = split_lines(data.decode("utf-8", "replace"))
-        if kind == "facts":
-            return {f.id for f in parse_facts(lines)[0]}
-        return {lp.id + ("x" if lp.closed else "") for lp in parse_loops(lines)[0]}
-    before, after = ids(base), ids(head)
-    return {i.rstrip("x") for i in after - before} | {i.rstrip("x") for i in before - after}
-
-
-def plan_eviction(repo: Repo, config: Config, main: str, base: str, head: str, agent: str,
-                  run: str, files: dict[str, str], now: _dt.datetime) -> EvictionPlan | None:
-    """Eviction commits for main (placed BEFORE the proposal's commit) and the proposal's
-    files with the same entries removed; None when nothing can be evicted."""
-    enc = config.encoding
-    ratio = config.data["low_water_ratio"]
-    ret = config.data["retention"]
-    root = f"memory/{agent}"
-    total_limit = config.limit("layer1_total", agent)
-    sizes = {name: count_text(files[name], enc) for name in LAYER1}
-    commits: list[tuple[str, dict[str, bytes | None]]] = []
-    proposal_changes: dict[str, bytes | None] = {}
-    evicted: list[evict.Evicted] = []
-    main_text = {name: (repo.read_path(main, f"{root}/{name}") or b"").decode("utf-8",
-                                                                              "replace")
-                 for name in ("facts.md", "open_loops.md", "decisions.md")}
-    # open loops first: cheapest to lose
-    loop_limit = config.limit("open_loops", agent)
-    _, loops_out = evict.evict_loops(files["open_loops.md"],
-                                     _ids_touched(repo, base, head, f"{root}/open_loops.md",
-                                                  "loops"),
-                                     now, loop_limit, ratio, ret["closed_loops"],
-                                     ret["frozen_loop_age"], enc)
-    if loops_out:
-        frozen = [e for e in loops_out if e.reason == "frozen-loop"]
-        decisions = evict.frozen_decisions(main_text["decisions.md"], frozen,
-                                           now.date().isoformat(), run)
-        change: dict[str, bytes | None] = {
-            f"{root}/open_loops.md": evict.remove_entries(main_text["open_loops.md"], "loops",
-                                                          loops_out).encode()}
-        if frozen:
-            change[f"{root}/decisions.md"] = decisions.encode()
-        commits.append((_evict_message(agent, "open_loops", loops_out), change))
-        proposal_changes[f"{root}/open_loops.md"] = evict.remove_entries(
-            files["open_loops.md"], "loops", loops_out).encode()
-        if frozen and files["decisions.md"] != main_text["decisions.md"]:
-            proposal_changes[f"{root}/decisions.md"] = evict.frozen_decisions(
-                files["decisions.md"], frozen, now.date().isoformat(), run).encode()
-        sizes["open_loops.md"] = count_text(proposal_changes[f"{root}/open_loops.md"]
-                                            .decode(), enc)
-        evicted += loops_out
-    # facts: down to their own limit and to what the Layer 1 total leaves them
-    facts_limit = min(config.limit("facts", agent),
-                      total_limit - sizes["snapshot.md"] - sizes["open_loops.md"])
-    if facts_limit > 0:
-        _, facts_out = evict.evict_facts(
-            files["facts.md"], _ids_touched(repo, base, head, f"{root}/facts.md", "facts"),
-            fact_usage(repo, main, agent), now, facts_limit, ratio, ret["stale_fact_age"],
-            enc)
-        if facts_out:
-            commits.append((_evict_message(agent, "facts", facts_out), {
-                f"{root}/facts.md": evict.remove_entries(main_text["facts.md"], "facts",
-                                                         facts_out).encode()}))
-            proposal_changes[f"{root}/facts.md"] = evict.remove_entries(
-                files["facts.md"], "facts", facts_out).encode()
-            evicted += facts_out
-    if not commits:
-        return None
-    return EvictionPlan(commits, proposal_changes, evicted)
-
-
-def _evict_message(agent: str, kind: str, out: list[evict.Evicted]) -> str:
-    reasons = {e.reason for e in out}
-    reason = next(r for r in ("overflow", "frozen-loop", "stale-fact", "expired-loop")
-                  if r in reasons)
-    listing = "\n".join(f"- {e.file} {e.id} ({e.reason}): {e.entry[:160]}" for e in out)
-    return (f"memory-evict: {agent} / {kind}\n\nMoved out of Layer 1 to make room (they stay "
-            f"in git history):\n\n{listing}\n\nAgent-Id: {agent}\nMemory-Eviction: {reason}\n")
-
-
-def _agent_files(repo: Repo, main: str, agent: str,
-                 changes: dict[str, bytes | None]) -> dict[str, str]:
-    """The agent's Layer 1 and decisions as they will be after the replay."""
-    out = {}
-    for name in (*LAYER1, "decisions.md"):
-        path = f"memory/{agent}/{name}"
-        data = changes[path] if path in changes else repo.read_path(main, path)
-        out[name] = data.decode("utf-8", "replace") if data else ""
-    return out
 
 
 def _overflow(config: Config, agent: str, files: dict[str, str]) -> str:

@@ -13,12 +13,11 @@ import datetime as _dt
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from memwarden.apply import evict
 from memwarden.config import Config, load_config_at
-from memwarden.entries import parse_facts, parse_loops
 from memwarden.errors import MemwardenError
 from memwarden.findings import ERROR, WARNING, Finding
 from memwarden.layout import AGENT_ID_RE, LAYER1
-from memwarden.memfile import split_lines
 from memwarden.policies.commits import CommitInfo, check_commit, decode_message
 from memwarden.policies.engine import check
 from memwarden.policies.ownership import proposal_path_findings
@@ -111,7 +110,8 @@ def gate(repo: Repo, ref: str, base: str, config_path: str | None = None,
                         "the eviction preview)") if f.rule in EVICTABLE and f.severity == ERROR
                 else f for f in findings]
     tokens = token_table(repo, config, agent, mb, head) if agent else {}
-    preview = eviction_preview(repo, config, agent, head, changed) if agent else []
+    preview = eviction_preview(repo, config, agent, base_tip, mb, head, changed,
+                               today) if agent else []
     nbytes = diff_bytes(repo, mb, head)
     eligible, reasons = auto_approve(config, agent, changed, findings, nbytes, priority)
     return GateResult(sorted(findings, key=lambda f: (f.path, f.line, f.col, f.rule)), files,
@@ -165,45 +165,27 @@ def token_table(repo: Repo, config: Config, agent: str, before: str, after: str
     return out
 
 
-def eviction_preview(repo: Repo, config: Config, agent: str, head: str,
-                     changed: list[str]) -> list[dict[str, Any]]:
-    """What apply would evict to bring facts/open_loops down to the low-water mark: facts
-    the proposal does not touch, deprecated first, then oldest dated, then top of file;
-    closed loops first. (apply refines "oldest" with last use from git history.)"""
+def eviction_preview(repo: Repo, config: Config, agent: str, main: str, base: str,
+                     head: str, changed: list[str], today: _dt.date | None
+                     ) -> list[dict[str, Any]]:
+    """Exactly what apply would evict (the same planner, against the same main)."""
+    changes = {p: repo.read_path(head, p) for p in changed}
+    files = evict.agent_files(repo, main, agent, changes)
     enc = config.encoding
-    ratio = config.data["low_water_ratio"]
-    out: list[dict[str, Any]] = []
-    for name, key in (("facts.md", "facts"), ("open_loops.md", "open_loops")):
-        path = f"memory/{agent}/{name}"
-        data = repo.read_path(head, path)
-        if data is None:
-            continue
-        text = data.decode("utf-8", "replace")
-        limit = config.limit(key, agent)
-        total = count_text(text, enc)
-        if total <= limit:
-            continue
-        target = int(limit * ratio)
-        lines = split_lines(text)
-        if key == "facts":
-            facts, _ = parse_facts(lines)
-            order = sorted(facts, key=lambda f: (not f.deprecated, f.date or "9999", f.line))
-            items = [(f.id, f.text, "\n".join(lines[f.line - 1:f.end_line])) for f in order]
-        else:
-            loops, _ = parse_loops(lines)
-            order = sorted(loops, key=lambda lp: (not lp.closed, lp.priority != "low",
-                                                  lp.closed_on or lp.opened or "9999", lp.line))
-            items = [(lp.id, lp.text, lines[lp.line - 1]) for lp in order
-                     if lp.closed or lp.priority == "low"]
-        freed = 0
-        for entry_id, entry_text, raw in items:
-            if total - freed <= target:
-                break
-            n = count_text(raw + "\n", enc)
-            freed += n
-            out.append({"file": name, "id": entry_id, "entry": entry_text, "tokens": n})
-        if total - freed > target:
-            out.append({"file": name, "id": None, "entry": None, "tokens": 0,
-                        "note": f"cannot reach {target} tokens by eviction alone: apply "
-                                "would reject"})
+    sizes = {name: count_text(files[name], enc) for name in LAYER1}
+    over = any(sizes[name] > config.limit(key, agent) for name, key in LAYER1.items()) or \
+        sum(sizes.values()) > config.limit("layer1_total", agent)
+    if not over:
+        return []
+    now = _dt.datetime.combine(today or _dt.date.today(), _dt.time(12), _dt.UTC)
+    plan = evict.plan_eviction(repo, config, main, base, head, agent, "preview", files, now)
+    out = [{**e.to_json(), "tokens": count_text(e.entry, enc)} for e in
+           (plan.evicted if plan else [])]
+    if plan is not None:
+        files = evict.agent_files(repo, main, agent, {**changes, **plan.proposal_changes})
+    left = {name: count_text(files[name], enc) for name in LAYER1}
+    if any(left[name] > config.limit(key, agent) for name, key in LAYER1.items()) or \
+            sum(left.values()) > config.limit("layer1_total", agent):
+        out.append({"file": None, "id": None, "entry": None, "reason": None, "tokens": 0,
+                    "note": "still over a HARD limit after eviction: apply would reject"})
     return out

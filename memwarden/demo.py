@@ -136,6 +136,65 @@ def narrate(root: Path, code: int, findings: list[Finding], summary: dict[str, i
     echo("`memwarden check --format sarif|github|json` gives the same findings for CI tools.")
 
 
+LOOP_FACTS = [
+    "Каталог джерел оновлюється щопонеділка о 06:00 за київським часом; нові нотатки "
+    "потрапляють у чергу переглядача, а дублікати відкидаються за хешем заголовка та "
+    f"першого абзацу (спостереження {i}, перевірено у запуску run_demo_{i})."
+    for i in range(1, 13)
+]
+
+
+def run_loop(root: Path, echo: Callable[[str], None]) -> list[str]:
+    """Part two: an agent's run proposes, CI gates, apply lands it with an eviction."""
+    from memwarden.apply.apply import apply_one
+    from memwarden.apply.gate import gate
+    from memwarden.apply.propose import propose
+    from memwarden.config import load_config_at
+    from memwarden.repo import git_cli, open_repo
+
+    repo = open_repo(root)
+    assert repo is not None
+    now = _dt.datetime.now(_dt.UTC).replace(microsecond=0)
+    config = load_config_at(repo, repo.resolve_commit("main"))
+    request = {"agentId": "archivist-violin", "runId": "run_demo", "proposalId": "p-demo",
+               "task": "weekly catalogue", "result": "12 new observations",
+               "updates": [{"file": "facts.md", "operation": "append", "section": "Домен",
+                            "content": "\n".join(f"- {f}" for f in LOOP_FACTS)}],
+               "reasoning": "Observations from this week's catalogue run"}
+    echo("")
+    echo("Part two: the whole loop on archivist-violin (facts.md is at 91% of its limit).")
+    prop = propose(repo, config, request, "main", now)
+    echo(f"1. The agent's run proposes: branch {prop.branch}, {prop.diff_bytes} bytes of "
+         "diff (memwarden propose).")
+    verdict = gate(repo, prop.branch, "main", today=now.date())
+    decision = verdict.extra()["decision"]
+    t = verdict.tokens.get("facts.md", {})
+    echo(f"2. CI gates it: {verdict.verdict}, {decision} "
+         f"({'; '.join(verdict.auto_reasons)}); facts.md {t.get('before')} -> "
+         f"{t.get('after')} / {t.get('limit')} tokens, so apply will evict "
+         f"{len([e for e in verdict.eviction_preview if e.get('id')])} entries "
+         "(memwarden gate).")
+    res = apply_one(repo, prop.branch, config, "demo-owner", now)
+    if res.status != "applied":
+        return [f"apply ended {res.status}: {res.reason} {res.details}"]
+    echo(f"3. An owner approves and apply lands it: {len(res.commits)} commits on main, "
+         f"{len(res.evicted)} facts moved out of Layer 1 (memwarden apply "
+         "--approved-by demo-owner).")
+    echo("")
+    echo(git_cli(["log", "--stat", "--format=%h %an: %s", f"-{len(res.commits)}", "main"],
+                 root).rstrip())
+    echo("")
+    echo("Evicted (still in git history, listed in the eviction commit):")
+    for e in res.evicted[:5]:
+        echo(f"  - {e['id']} ({e['reason']}): {e['entry'][:70]}")
+    if len(res.evicted) > 5:
+        echo(f"  ... and {len(res.evicted) - 5} more")
+    if not any(git_cli(["log", "-1", "--format=%s", c], root).startswith("memory-evict:")
+               for c in res.commits):
+        return ["no eviction commit was made"]
+    return []
+
+
 def run_demo(keep: bool, echo: Callable[[str], None]) -> int:
     """Run the demo; 0 when the example produced exactly its planted findings, else 2."""
     tmp = Path(tempfile.mkdtemp(prefix="memwarden-demo-"))
@@ -149,6 +208,11 @@ def run_demo(keep: bool, echo: Callable[[str], None]) -> int:
             return 2
         narrate(root, code, findings, summary, echo)
         problems = verify(findings)
+        if not problems and code == 1:
+            try:
+                problems = run_loop(root, echo)
+            except MemwardenError as exc:
+                problems = [f"the proposal loop failed: {exc}"]
         if problems or code != 1:
             echo("")
             echo("The demo did not go as expected:")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from importlib import resources
 from pathlib import Path
@@ -98,3 +99,14 @@ def test_example_sizes_match_the_story():
     assert "ignore all previous instructions" in facts_text.lower()
     assert {p for _, p, _ in PLANTED} <= {
         p.relative_to(EXAMPLE).as_posix() for p in EXAMPLE.rglob("*") if p.is_file()}
+
+
+def test_demo_runs_the_whole_loop_with_an_eviction(tmp_path, mw):
+    code, out, err = mw(tmp_path, "demo")
+    assert code == 0, out + err
+    assert "1. The agent's run proposes: branch proposals/archivist-violin/p-demo" in out
+    assert "2. CI gates it: pass, needs_human_review" in out
+    assert "memwarden-apply: memory-evict: archivist-violin / facts" in out
+    assert "archivist-violin: memory-update: archivist-violin / run_demo / p-demo" in out
+    m = re.search(r"apply will evict (\d+) entries.*\n3\. .* (\d+) facts moved", out)
+    assert m and m.group(1) == m.group(2)  # the gate's preview is what apply did
