@@ -77,7 +77,8 @@ def _meta(repo: Repo, rev: str, agent: str) -> dict[str, Any] | None:
 
 
 def apply_one(repo: Repo, ref: str, config: Config, approved_by: str | None,
-              now: _dt.datetime, dry_run: bool = False, force: bool = False) -> ProposalResult:
+              now: _dt.datetime, dry_run: bool = False, force: bool = False,
+              remote: str | None = None) -> ProposalResult:
     main_ref = f"refs/heads/{config.data['main_branch']}"
     main = repo.ref_target(main_ref)
     if main is None:
@@ -149,6 +150,26 @@ def apply_one(repo: Repo, ref: str, config: Config, approved_by: str | None,
     new = Writer(repo).commit_changes(parent, changes, message, author, committer,
                                       int(now.timestamp()))
     details: dict[str, Any] = {"dryRun": True} if dry_run else {}
+    if not dry_run and remote is not None:
+        # The proposal branch first becomes exactly what lands, so a pull request shows as
+        # merged; then main fast-forwards to it. Both pushes carry a lease.
+        branch_ref = ref if ref.startswith("refs/heads/") else (
+            f"refs/heads/{ref}" if repo.ref_target(f"refs/heads/{ref}") else None)
+        try:
+            lease = head
+            if branch_ref:
+                there = repo.fetch_ref(remote, branch_ref)
+                if there is not None and there != head and _attempt_of(repo, there) == head:
+                    lease = there  # our own earlier attempt for this head: replace it
+            if branch_ref and not repo.push_with_lease(remote, new, branch_ref, lease):
+                return ProposalResult(pid, "failed", reason="proposal branch moved on the "
+                                      "remote", resolution="retry", ref=ref)
+            if not repo.push_with_lease(remote, new, main_ref, main):
+                return ProposalResult(pid, "failed", reason="main moved on the remote",
+                                      resolution="retry", ref=ref, details={"retry": True})
+        except MemwardenError as exc:
+            return ProposalResult(pid, "failed", reason=f"push refused: {exc}",
+                                  resolution="fix_and_retry", ref=ref)
     if not dry_run:
         if not repo.compare_and_swap(main_ref, new, main):
             return ProposalResult(pid, "failed", reason="main moved during apply",
@@ -158,6 +179,15 @@ def apply_one(repo: Repo, ref: str, config: Config, approved_by: str | None,
                                   "run `git merge --ff-only` after saving them")
     return ProposalResult(pid, "applied", commits=[*evict_commits, new], ref=ref,
                           evicted=evicted, tokens=verdict.tokens, details=details)
+
+
+def _attempt_of(repo: Repo, commit: str) -> str | None:
+    """The Proposal-Head an apply-made commit names (None for other commits)."""
+    raw = repo.commit_info(commit)["raw_message"].decode("utf-8", "replace")
+    for t in parse_trailers(raw):
+        if t.key.lower() == "proposal-head":
+            return t.value
+    return None
 
 
 def _overflow(config: Config, agent: str, files: dict[str, str]) -> str:
@@ -217,6 +247,37 @@ def proposal_refs(repo: Repo, config: Config) -> list[str]:
 
 
 def apply_all(repo: Repo, refs: list[str], config: Config, approved_by: str | None,
-              now: _dt.datetime, dry_run: bool = False, force: bool = False
-              ) -> list[ProposalResult]:
-    return [apply_one(repo, r, config, approved_by, now, dry_run, force) for r in refs]
+              now: _dt.datetime, dry_run: bool = False, force: bool = False,
+              remote: str | None = None, attempts: int = 5) -> list[ProposalResult]:
+    """Apply each ref in order. With `remote`, a push rejected because someone else moved
+    main refetches main and retries from the stale check (bounded, with jitter)."""
+    import random
+    import time
+
+    results = []
+    for ref in refs:
+        for attempt in range(attempts):
+            if remote is not None:
+                _sync_main(repo, config, remote)
+            res = apply_one(repo, ref, config, approved_by, now, dry_run, force, remote)
+            if not res.details.get("retry") or attempt == attempts - 1:
+                break
+            time.sleep(random.uniform(0.05, 0.2) * (attempt + 1))
+        res.details.pop("retry", None)
+        results.append(res)
+    return results
+
+
+def _sync_main(repo: Repo, config: Config, remote: str) -> None:
+    """Make local main what the remote has (fast-forward only; the remote is the truth)."""
+    main_ref = f"refs/heads/{config.data['main_branch']}"
+    theirs = repo.fetch_ref(remote, main_ref)
+    ours = repo.ref_target(main_ref)
+    if theirs is None or theirs == ours:
+        return
+    if ours is not None and not repo.is_ancestor(ours, theirs):
+        raise MemwardenError(f"local {main_ref} has commits the remote does not; refusing to "
+                             "apply on a diverged main")
+    if repo.compare_and_swap(main_ref, theirs, ours or "0" * 40) and ours is not None \
+            and repo.head_branch() == main_ref:
+        repo.sync_worktree(ours, theirs)

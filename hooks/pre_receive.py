@@ -159,16 +159,25 @@ def _check_proposal_ref(repo: Repo, u: Update, config: Config, who: str | None, 
         return [make("MW501", ERROR, u.ref, 1, 1, f"only {', '.join(pushers)} may push "
                      f"proposals of {agent!r} (pusher: {who or 'unknown'})", u.ref)]
     out: list[Finding] = []
+    apply_ident = config.data["apply_identity"]
+    by_apply = True
     for sha in repo.new_commits(u.new, u.old):
-        findings, ci, _ = _commit_findings(repo, sha, config, today)
+        findings, ci, info = _commit_findings(repo, sha, config, today)
         out += findings
         if ci is not None and ci.kind == "proposal" and ci.agent not in (None, agent):
             out.append(make("MW402", ERROR, sha[:12], 1, 1, f"Agent-Id {ci.agent!r} on a "
                             f"branch of {agent!r}", f"{sha}:{ci.agent}"))
-    main = repo.ref_target(f"refs/heads/{config.data['main_branch']}")
-    base = repo.merge_base(main, u.new) if main else None
-    touched = repo.changed_paths(base, u.new)
-    out += proposal_path_findings(agent, touched, proposal)
+        if ci is None or ci.kind not in APPLY_KINDS or \
+                _ident(*info["committer"][:2]) != apply_ident:
+            by_apply = False
+    if not by_apply:
+        # Apply updates a proposal branch to exactly what lands on main (bookkeeping
+        # included) so the pull request shows as merged; only then are apply-owned files
+        # on the branch legitimate.
+        main = repo.ref_target(f"refs/heads/{config.data['main_branch']}")
+        base = repo.merge_base(main, u.new) if main else None
+        touched = repo.changed_paths(base, u.new)
+        out += proposal_path_findings(agent, touched, proposal)
     return out
 
 

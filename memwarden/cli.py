@@ -214,13 +214,16 @@ def gate_cmd(ref: str, base: str | None, fmt: str | None, output: str | None,
 @click.option("--force", is_flag=True, help="Owner override: skip the stale check (never "
               "a policy).")
 @click.option("--now", metavar="ISO", help="Clock for bookkeeping (default: now, UTC).")
+@click.option("--push", "push_remote", metavar="REMOTE", default=None,
+              help="Push each landed proposal (branch, then main, both with a lease) to "
+                   "REMOTE; a push rejected because main moved refetches and retries.")
 def apply_cmd(refs: tuple[str, ...], all_refs: bool, approved_by: str | None, dry_run: bool,
-              force: bool, now: str | None) -> None:
+              force: bool, now: str | None, push_remote: str | None) -> None:
     """Land approved proposals on main by fast-forward, one commit each with bookkeeping.
     Prints {"results": [...]}; exit 0 when every proposal ended applied/already_applied."""
     from memwarden.cli_apply import run_apply
 
-    code, doc = run_apply(list(refs), all_refs, approved_by, dry_run, force, now)
+    code, doc = run_apply(list(refs), all_refs, approved_by, dry_run, force, now, push_remote)
     click.echo(json.dumps(doc, ensure_ascii=False, indent=2))
     raise SystemExit(code)
 

@@ -254,6 +254,37 @@ class Repo:
             times.extend([cache[cid]] * hunk.lines_in_hunk)
         return times
 
+    def push_with_lease(self, remote: str, commit: str, ref: str, expected: str | None) -> bool:
+        """Push `commit` to `ref` on `remote` only if the remote still has `expected` there
+        (None: the ref must not exist). False when the remote moved (stale lease,
+        non-fast-forward, lost the ref-lock race); a refusal by a hook or any other failure
+        raises with git's words."""
+        import subprocess
+
+        lease = f"--force-with-lease={ref}:{expected or ''}"
+        env = {**clean_env(), "GIT_DIR": str(self.git_dir)}
+        proc = subprocess.run(["git", "push", "--porcelain", lease, remote, f"{commit}:{ref}"],
+                              cwd=self.root or self.git_dir, env=env, capture_output=True)
+        if proc.returncode == 0:
+            return True
+        said = (proc.stdout + proc.stderr).decode("utf-8", "replace")
+        if "hook declined" not in said and any(w in said for w in (
+                "stale info", "non-fast-forward", "fetch first", "cannot lock ref",
+                "but expected")):
+            return False
+        lines = [ln.removeprefix("remote: ").strip() for ln in said.splitlines()
+                 if ln.strip() and not ln.startswith(("To ", "Done"))]
+        raise MemwardenError(f"git push to {remote} refused {ref}: " + " | ".join(lines[-6:]))
+
+    def fetch_ref(self, remote: str, ref: str) -> str | None:
+        """The commit `ref` points at on `remote` now (fetched; None if it does not exist)."""
+        try:
+            git_cli(["fetch", "--quiet", remote, f"+{ref}:refs/memwarden/fetched"],
+                    self.root or self.git_dir, {"GIT_DIR": str(self.git_dir)})
+        except MemwardenError:
+            return None
+        return self.ref_target("refs/memwarden/fetched")
+
     def head_branch(self) -> str | None:
         """The branch checked out in this work tree (None: bare or detached)."""
         if self.root is None:
