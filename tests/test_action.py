@@ -23,6 +23,7 @@ MSG = ("memory-update: a / run_1 / p-1\n\nAgent-Id: a\nRun-Id: run_1\nProposal-I
 @pytest.mark.parametrize(("schema", "path"), [
     ("vendor.github-actions", "action/action.yml"),
     ("vendor.github-workflows", "docs/workflows/gate.yml"),
+    ("vendor.github-workflows", "docs/workflows/apply.yml"),
 ])
 def test_yaml_validates_against_githubs_schemas(schema, path):
     proc = subprocess.run(["check-jsonschema", "--builtin-schema", schema, str(ROOT / path)],
@@ -73,10 +74,40 @@ def test_entry_gate_writes_outputs_summary_and_sarif(tmp_path):
     assert json.loads((tmp_path / "mw.sarif").read_text())["runs"][0]["results"]
 
 
-def test_entry_refuses_apply_mode_for_now(tmp_path):
+def test_entry_apply_lands_pushes_and_reports(tmp_path):
+    from memwarden.hooks.pre_receive import install
+
+    root = make_repo(tmp_path, {"memory/a/facts.md": "# Facts\n\n## D\n- one\n",
+                                "memory/a/meta.json": '{"agentId": "a", "version": 0, '
+                                                      '"schemaVersion": "1.0"}'})
+    bare = tmp_path / "origin.git"
+    git(tmp_path, "clone", "-q", "--bare", str(root), str(bare))
+    install(bare)
+    git(root, "remote", "add", "origin", str(bare))
+    git(root, "checkout", "-qb", "proposals/a/p-1")
+    (root / "memory/a/facts.md").write_text("# Facts\n\n## D\n- one\n- two\n")
+    git(root, "add", "-A")
+    subprocess.run(["git", "commit", "-qm", MSG], cwd=root, check=True,
+                   env={**os.environ, **GIT_ENV})
+    git(root, "push", "-q", "origin", "proposals/a/p-1")
+    git(root, "checkout", "-q", "main")
+    proc = run_entry(root, tmp_path, MW_MODE="apply", MW_REMOTE="origin")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    outputs = parse_outputs((tmp_path / "output").read_text())
+    results = json.loads(outputs.pop("results"))
+    assert outputs == {"result": "applied", "applied": "1", "already-applied": "0",
+                       "rejected": "0", "failed": "0", "pending": "0"}
+    assert [r["status"] for r in results] == ["applied"]
+    landed = results[0]["commits"][-1]
+    assert git(bare, "rev-parse", "main").strip() == landed
+    assert "| p-1 | applied |  | " in (tmp_path / "summary").read_text()
+
+
+def test_entry_unknown_mode(tmp_path):
     root = make_repo(tmp_path, {"README.md": "x\n"})
-    proc = run_entry(root, tmp_path, MW_MODE="apply")
-    assert proc.returncode == 2 and "::error title=memwarden::mode 'apply'" in proc.stdout
+    proc = run_entry(root, tmp_path, MW_MODE="deploy")
+    assert proc.returncode == 2 and "::error title=memwarden::unknown mode 'deploy'" in \
+        proc.stdout
 
 
 def test_ref_from_pull_request_event(tmp_path):
