@@ -228,6 +228,33 @@ def apply_cmd(refs: tuple[str, ...], all_refs: bool, approved_by: str | None, dr
     raise SystemExit(code)
 
 
+@cli.command("verify-history")
+@click.argument("revision_range", required=False)
+@click.option("--format", "fmt", type=click.Choice(["text", "json", "sarif", "github"]),
+              default="text")
+@click.option("--config", "config_path", type=click.Path(), help="memwarden.toml to use.")
+def verify_history_cmd(revision_range: str | None, fmt: str, config_path: str | None) -> None:
+    """Check main's history (default: all of main): linear, every commit passes every
+    policy, every entry evicted from Layer 1 is listed by its eviction commit."""
+    from memwarden.apply.verify import verify_history
+    from memwarden.config import load_config
+    from memwarden.findings import summarize
+    from memwarden.policies.registry import all_rules
+    from memwarden.repo import open_repo
+    from memwarden.report import render
+
+    repo = open_repo(Path.cwd())
+    if repo is None:
+        raise MemwardenError("verify-history: not inside a git repository")
+    rng = revision_range or load_config(None, None).data["main_branch"]
+    findings, n = verify_history(repo, rng, config_path, _dt.date.today())
+    summary = summarize(findings, n)
+    summary["commits"] = n
+    click.echo(render(fmt, findings, summary, [r.to_doc() for r in all_rules()]), nl=False)
+    raise SystemExit(1 if any(f.severity == "error" and not f.waived for f in findings)
+                     else 0)
+
+
 @cli.command("rule")
 @click.argument("rule_id", required=False)
 @click.option("--format", "fmt", type=click.Choice(["text", "json", "markdown"]), default="text")

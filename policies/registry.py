@@ -110,3 +110,16 @@ register(Rule(
     'expires = 2026-12-31  # renewed after the owner re-reviewed the finding',
     META, None, None,
     "Renew the waiver with a new date and reason, or delete it and fix the file."))
+
+
+register(Rule(
+    "MW002", "history-invariant", "error",
+    "main's history breaks an apply invariant: a merge commit, or an eviction commit that "
+    "removes a Layer 1 entry without listing it.",
+    "Nothing may be lost: every entry that leaves Layer 1 must be named by the commit that "
+    "moved it, and main only moves by fast-forward, so history reads as one line of "
+    "explained changes.",
+    "Merge branch 'x' into main;  memory-evict: a / facts (no list of moved facts)",
+    "memory-evict: a / facts listing '- facts.md 3f2a... (overflow): ...'",
+    META, None, None, "Revert the offending commit (git revert) and land the change "
+    "through apply."))

@@ -133,3 +133,16 @@ def test_loops_expire_and_freeze_into_decisions(tmp_path, mw):
     if any(e["reason"] == "frozen-loop" for e in res["evicted"]):
         assert "Frozen loop:" in git(root, "show", "main:memory/a/decisions.md")
     assert mw(root, "check-commits", "main~2..main")[0] == 0
+
+
+def test_history_after_eviction_verifies(tmp_path, mw):
+    text = facts_text(40, deprecated=5)
+    limit = count_text(text, "cl100k_base") + 5
+    root = repo_with(tmp_path, {"memory/a/facts.md": text},
+                     f"max_auto_diff_bytes = 100000\n[limits]\nfacts = {limit}\n")
+    propose(mw, root, tmp_path, [{"file": "facts.md", "operation": "append",
+                                  "section": "Domain", "content": "new fact about buckets "
+                                  "and their versioning and retention and replication"}])
+    assert mw(root, "apply", "--all", "--now", NOW)[0] == 0
+    code, out, _ = mw(root, "verify-history")
+    assert code == 0, out
