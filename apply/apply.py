@@ -21,9 +21,8 @@ from memwarden.apply import bookkeeping, evict
 from memwarden.apply.gate import gate
 from memwarden.config import Config
 from memwarden.errors import MemwardenError
-from memwarden.layout import LAYER1, classify
+from memwarden.layout import classify
 from memwarden.repo import Repo, Writer
-from memwarden.tokens import count_text
 from memwarden.trailers import parse_trailers
 
 
@@ -96,7 +95,7 @@ def apply_one(repo: Repo, ref: str, config: Config, approved_by: str | None,
     done = already_applied(repo, main, pid)
     if done:
         return ProposalResult(pid, "already_applied", commits=[done], ref=ref)
-    verdict = gate(repo, ref, main, today=now.date())
+    verdict = gate(repo, ref, main, today=now.date(), preview=False)
     result.tokens = verdict.tokens
     errors = [f for f in verdict.findings if f.severity == "error" and not f.waived]
     if errors:
@@ -127,7 +126,7 @@ def apply_one(repo: Repo, ref: str, config: Config, approved_by: str | None,
     committer = _ident(config.data["apply_identity"])
     parent, evicted, evict_commits = main, [], []
     files = evict.agent_files(repo, main, agent, changes)
-    if _overflow(config, agent, files):
+    if evict.overflow(config, agent, files):
         plan = evict.plan_eviction(repo, config, main, base, head, agent, run, files, now)
         if plan is not None:
             for message, file_changes in plan.commits:
@@ -137,7 +136,7 @@ def apply_one(repo: Repo, ref: str, config: Config, approved_by: str | None,
             changes.update(plan.proposal_changes)
             evicted = [e.to_json() for e in plan.evicted]
             files = evict.agent_files(repo, parent, agent, changes)
-    overflow = _overflow(config, agent, files)
+    overflow = evict.overflow(config, agent, files)
     if overflow:
         result.reason = "overflow"
         result.resolution = "shrink_and_retry"
@@ -188,21 +187,6 @@ def _attempt_of(repo: Repo, commit: str) -> str | None:
         if t.key.lower() == "proposal-head":
             return t.value
     return None
-
-
-def _overflow(config: Config, agent: str, files: dict[str, str]) -> str:
-    enc = config.encoding
-    total = 0
-    for name, key in LAYER1.items():
-        n = count_text(files.get(name, ""), enc)
-        total += n
-        limit = config.limit(key, agent)
-        if n > limit:
-            return f"{name} would have {n} tokens, over its HARD limit of {limit}"
-    limit = config.limit("layer1_total", agent)
-    if total > limit:
-        return f"Layer 1 would have {total} tokens, over its HARD total of {limit}"
-    return ""
 
 
 def _bookkeeping(repo: Repo, config: Config, main: str, agent: str, run: str, pid: str,

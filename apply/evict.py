@@ -265,3 +265,19 @@ def agent_files(repo: Repo, main: str, agent: str,
         data = changes[path] if path in changes else repo.read_path(main, path)
         out[name] = data.decode("utf-8", "replace") if data else ""
     return out
+
+
+def overflow(config: Config, agent: str, files: dict[str, str]) -> str:
+    """Why the agent's Layer 1 files would be over a HARD limit ("" when within)."""
+    enc = config.encoding
+    total = 0
+    for name, key in LAYER1.items():
+        n = count_text(files.get(name, ""), enc)
+        total += n
+        limit = config.limit(key, agent)
+        if n > limit:
+            return f"{name} would have {n} tokens, over its HARD limit of {limit}"
+    limit = config.limit("layer1_total", agent)
+    if total > limit:
+        return f"Layer 1 would have {total} tokens, over its HARD total of {limit}"
+    return ""

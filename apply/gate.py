@@ -67,7 +67,8 @@ def agent_of(ref: str, config: Config, infos: list[CommitInfo]) -> str | None:
 
 
 def gate(repo: Repo, ref: str, base: str, config_path: str | None = None,
-         today: _dt.date | None = None) -> GateResult:
+         today: _dt.date | None = None, preview: bool = True) -> GateResult:
+    """`preview=False` skips the eviction preview (apply plans the real eviction itself)."""
     head = repo.resolve_commit(ref)
     base_tip = repo.resolve_commit(base)
     config = load_config_at(repo, base_tip, config_path)
@@ -110,12 +111,12 @@ def gate(repo: Repo, ref: str, base: str, config_path: str | None = None,
                         "the eviction preview)") if f.rule in EVICTABLE and f.severity == ERROR
                 else f for f in findings]
     tokens = token_table(repo, config, agent, mb, head) if agent else {}
-    preview = eviction_preview(repo, config, agent, base_tip, mb, head, changed,
-                               today) if agent else []
+    evictions = eviction_preview(repo, config, agent, base_tip, mb, head, changed,
+                                 today) if agent and preview else []
     nbytes = diff_bytes(repo, mb, head)
     eligible, reasons = auto_approve(config, agent, changed, findings, nbytes, priority)
     return GateResult(sorted(findings, key=lambda f: (f.path, f.line, f.col, f.rule)), files,
-                      agent, eligible, reasons, preview, tokens, nbytes)
+                      agent, eligible, reasons, evictions, tokens, nbytes)
 
 
 def auto_approve(config: Config, agent: str | None, changed: list[str],
@@ -171,21 +172,15 @@ def eviction_preview(repo: Repo, config: Config, agent: str, main: str, base: st
     """Exactly what apply would evict (the same planner, against the same main)."""
     changes = {p: repo.read_path(head, p) for p in changed}
     files = evict.agent_files(repo, main, agent, changes)
-    enc = config.encoding
-    sizes = {name: count_text(files[name], enc) for name in LAYER1}
-    over = any(sizes[name] > config.limit(key, agent) for name, key in LAYER1.items()) or \
-        sum(sizes.values()) > config.limit("layer1_total", agent)
-    if not over:
+    if not evict.overflow(config, agent, files):
         return []
     now = _dt.datetime.combine(today or _dt.date.today(), _dt.time(12), _dt.UTC)
     plan = evict.plan_eviction(repo, config, main, base, head, agent, "preview", files, now)
-    out = [{**e.to_json(), "tokens": count_text(e.entry, enc)} for e in
+    out = [{**e.to_json(), "tokens": count_text(e.entry, config.encoding)} for e in
            (plan.evicted if plan else [])]
     if plan is not None:
         files = evict.agent_files(repo, main, agent, {**changes, **plan.proposal_changes})
-    left = {name: count_text(files[name], enc) for name in LAYER1}
-    if any(left[name] > config.limit(key, agent) for name, key in LAYER1.items()) or \
-            sum(left.values()) > config.limit("layer1_total", agent):
+    if evict.overflow(config, agent, files):
         out.append({"file": None, "id": None, "entry": None, "reason": None, "tokens": 0,
                     "note": "still over a HARD limit after eviction: apply would reject"})
     return out
