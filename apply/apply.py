@@ -170,14 +170,28 @@ def apply_one(repo: Repo, ref: str, config: Config, approved_by: str | None,
             return ProposalResult(pid, "failed", reason=f"push refused: {exc}",
                                   resolution="fix_and_retry", ref=ref)
     if not dry_run:
-        if not repo.compare_and_swap(main_ref, new, main):
+        moved = move_local_main(repo, main_ref, new, main)
+        if moved is None:
             return ProposalResult(pid, "failed", reason="main moved during apply",
                                   resolution="retry", ref=ref)
-        if repo.head_branch() == main_ref and not repo.sync_worktree(main, new):
-            details["warning"] = ("main moved but the checked-out files have local edits; "
-                                  "run `git merge --ff-only` after saving them")
+        if moved:
+            details["warning"] = moved
     return ProposalResult(pid, "applied", commits=[*evict_commits, new], ref=ref,
                           evicted=evicted, tokens=verdict.tokens, details=details)
+
+
+def move_local_main(repo: Repo, main_ref: str, new: str, old: str) -> str | None:
+    """Compare-and-swap main from `old` to `new` and bring a checked-out main along.
+
+    Returns None when main moved under us, "" on success, or a warning when the working
+    tree has local edits and was left alone (never lose data).
+    """
+    if not repo.compare_and_swap(main_ref, new, old):
+        return None
+    if repo.head_branch() == main_ref and not repo.sync_worktree(old, new):
+        return ("main moved but the checked-out files have local edits; run "
+                "`git merge --ff-only` after saving them")
+    return ""
 
 
 def _attempt_of(repo: Repo, commit: str) -> str | None:
@@ -242,7 +256,7 @@ def apply_all(repo: Repo, refs: list[str], config: Config, approved_by: str | No
     for ref in refs:
         for attempt in range(attempts):
             if remote is not None:
-                _sync_main(repo, config, remote)
+                sync_main(repo, config, remote)
             res = apply_one(repo, ref, config, approved_by, now, dry_run, force, remote)
             if not res.details.get("retry") or attempt == attempts - 1:
                 break
@@ -252,7 +266,7 @@ def apply_all(repo: Repo, refs: list[str], config: Config, approved_by: str | No
     return results
 
 
-def _sync_main(repo: Repo, config: Config, remote: str) -> None:
+def sync_main(repo: Repo, config: Config, remote: str) -> None:
     """Make local main what the remote has (fast-forward only; the remote is the truth)."""
     main_ref = f"refs/heads/{config.data['main_branch']}"
     theirs = repo.fetch_ref(remote, main_ref)

@@ -36,7 +36,48 @@ def _today(now: str | None) -> _dt.date:
         raise MemwardenError(f"--now {now}: expected an ISO date or date-time") from None
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+# Commands that live in their own modules, imported only when run (hooks stay fast).
+_LAZY = {
+    "read": "memwarden.cli_read:read_cmd",
+    "diff": "memwarden.cli_read:diff_cmd",
+    "search": "memwarden.cli_search:search_cmd",
+    "context": "memwarden.cli_search:context_cmd",
+    "snapshot": "memwarden.cli_snapshot:snapshot_cmd",
+    "restore": "memwarden.cli_snapshot:restore_cmd",
+    "entities": "memwarden.cli_snapshot:entities_cmd",
+    "maintain": "memwarden.cli_maintain:maintain_cmd",
+    "evicted": "memwarden.cli_evicted:evicted_cmd",
+    "restore-fact": "memwarden.cli_evicted:restore_fact_cmd",
+    "status": "memwarden.cli_status:status_cmd",
+    "reject": "memwarden.cli_status:reject_cmd",
+}
+
+
+class _LazyGroup(click.Group):
+    """A group whose heavier commands are imported on first use."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*super().list_commands(ctx), *(n for n in _LAZY if self._load(n))})
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        return super().get_command(ctx, name) or self._load(name)
+
+    def _load(self, name: str) -> click.Command | None:
+        import importlib
+
+        target = _LAZY.get(name)
+        if target is None:
+            return None
+        module, attr = target.split(":")
+        try:
+            return getattr(importlib.import_module(module), attr)
+        except ModuleNotFoundError as exc:  # only a missing module hides its command
+            if exc.name != module:
+                raise
+            return None
+
+
+@click.group(cls=_LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, "--version", prog_name="memwarden")
 def cli() -> None:
     """Govern a git repository that holds LLM agents' long-term memory."""
