@@ -17,7 +17,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from memwarden.apply import bookkeeping, evict
+from memwarden.apply import bookkeeping, evict, lifecycle
 from memwarden.apply.gate import gate
 from memwarden.config import Config
 from memwarden.errors import MemwardenError
@@ -37,6 +37,8 @@ class ProposalResult:
     tokens: dict[str, Any] = field(default_factory=dict)
     ref: str = ""
     details: dict[str, Any] = field(default_factory=dict)
+    head: str = ""  # the proposal's head commit (lifecycle notes hang on it)
+    auto: bool = False  # the gate found it eligible for auto-approval
 
     def to_json(self) -> dict[str, Any]:
         doc = {"proposalId": self.proposal_id, "ref": self.ref, "status": self.status,
@@ -86,7 +88,7 @@ def apply_one(repo: Repo, ref: str, config: Config, approved_by: str | None,
     msg = repo.commit_info(head)["raw_message"].decode("utf-8", "replace")
     tr = {t.key.lower(): t.value for t in parse_trailers(msg)}
     pid, agent, run = tr.get("proposal-id"), tr.get("agent-id"), tr.get("run-id")
-    result = ProposalResult(pid, "rejected", ref=ref)
+    result = ProposalResult(pid, "rejected", ref=ref, head=head)
     if not (pid and agent and run):
         result.reason = "policy"
         result.details["message"] = "the head commit is not a proposal (no Proposal-Id, " \
@@ -94,9 +96,17 @@ def apply_one(repo: Repo, ref: str, config: Config, approved_by: str | None,
         return result
     done = already_applied(repo, main, pid)
     if done:
-        return ProposalResult(pid, "already_applied", commits=[done], ref=ref)
+        return ProposalResult(pid, "already_applied", commits=[done], ref=ref, head=head)
     verdict = gate(repo, ref, main, today=now.date(), preview=False)
     result.tokens = verdict.tokens
+    result.auto = verdict.auto_eligible
+    refusal = _agent_refusal(repo, config, main, agent)
+    if refusal:
+        result.reason = refusal
+        result.details["message"] = (f"agent {agent} is not active on main" if refusal ==
+                                     "agent_inactive" else f"agent {agent} is readonly "
+                                     "([agents.<id>] readonly = true)")
+        return result
     errors = [f for f in verdict.findings if f.severity == "error" and not f.waived]
     if errors:
         result.reason = "policy"
@@ -104,7 +114,7 @@ def apply_one(repo: Repo, ref: str, config: Config, approved_by: str | None,
         return result
     if not verdict.auto_eligible and not approved_by:
         return ProposalResult(pid, "pending", reason="needs_human_review", ref=ref,
-                              tokens=verdict.tokens,
+                              tokens=verdict.tokens, head=head,
                               details={"reasons": verdict.auto_reasons})
     base = repo.merge_base(main, head)
     if base is None:
@@ -162,22 +172,24 @@ def apply_one(repo: Repo, ref: str, config: Config, approved_by: str | None,
                     lease = there  # our own earlier attempt for this head: replace it
             if branch_ref and not repo.push_with_lease(remote, new, branch_ref, lease):
                 return ProposalResult(pid, "failed", reason="proposal branch moved on the "
-                                      "remote", resolution="retry", ref=ref)
+                                      "remote", resolution="retry", ref=ref, head=head)
             if not repo.push_with_lease(remote, new, main_ref, main):
                 return ProposalResult(pid, "failed", reason="main moved on the remote",
-                                      resolution="retry", ref=ref, details={"retry": True})
+                                      resolution="retry", ref=ref, head=head,
+                                  details={"retry": True})
         except MemwardenError as exc:
             return ProposalResult(pid, "failed", reason=f"push refused: {exc}",
-                                  resolution="fix_and_retry", ref=ref)
+                                  resolution="fix_and_retry", ref=ref, head=head)
     if not dry_run:
         moved = move_local_main(repo, main_ref, new, main)
         if moved is None:
             return ProposalResult(pid, "failed", reason="main moved during apply",
-                                  resolution="retry", ref=ref)
+                                  resolution="retry", ref=ref, head=head)
         if moved:
             details["warning"] = moved
-    return ProposalResult(pid, "applied", commits=[*evict_commits, new], ref=ref,
-                          evicted=evicted, tokens=verdict.tokens, details=details)
+    return ProposalResult(pid, "applied", commits=[*evict_commits, new], ref=ref, head=head,
+                          evicted=evicted, tokens=verdict.tokens, details=details,
+                          auto=verdict.auto_eligible)
 
 
 def move_local_main(repo: Repo, main_ref: str, new: str, old: str) -> str | None:
@@ -192,6 +204,21 @@ def move_local_main(repo: Repo, main_ref: str, new: str, old: str) -> str | None
         return ("main moved but the checked-out files have local edits; run "
                 "`git merge --ff-only` after saving them")
     return ""
+
+
+def _agent_refusal(repo: Repo, config: Config, main: str, agent: str) -> str:
+    """agent_readonly / agent_inactive (SPEC §9), or "" when the agent may write."""
+    if config.agent_setting(agent, "readonly", False):
+        return "agent_readonly"
+    data = repo.read_path(main, f"agents/{agent}/_agent.md")
+    if data is None:
+        return ""  # no contract: memory-only agents are not gated on a status
+    from memwarden.memfile import parse_frontmatter, split_lines
+
+    fm = parse_frontmatter(split_lines(data.decode("utf-8", "replace")))
+    front = fm.data if fm is not None and not fm.error else None
+    status = front.get("status") if isinstance(front, dict) else None
+    return "agent_inactive" if status not in (None, "active") else ""
 
 
 def _attempt_of(repo: Repo, commit: str) -> str | None:
@@ -246,14 +273,24 @@ def proposal_refs(repo: Repo, config: Config) -> list[str]:
 
 def apply_all(repo: Repo, refs: list[str], config: Config, approved_by: str | None,
               now: _dt.datetime, dry_run: bool = False, force: bool = False,
-              remote: str | None = None, attempts: int = 5) -> list[ProposalResult]:
+              remote: str | None = None, attempts: int = 5,
+              delete_branches: bool = False) -> list[ProposalResult]:
     """Apply each ref in order. With `remote`, a push rejected because someone else moved
-    main refetches main and retries from the stale check (bounded, with jitter)."""
+    main refetches main and retries from the stale check (bounded, with jitter). Every
+    outcome is recorded in the proposal's lifecycle notes (one notes commit per batch)."""
     import random
     import time
 
+    committer = _ident(config.data["apply_identity"])
+    rec = lifecycle.Recorder(repo, committer)
+    if remote is not None and not dry_run:
+        lifecycle.fetch_notes(repo, remote, committer)
     results = []
     for ref in refs:
+        refused = _refused_by_owner(repo, rec, ref)
+        if refused is not None:
+            results.append(refused)
+            continue
         for attempt in range(attempts):
             if remote is not None:
                 sync_main(repo, config, remote)
@@ -262,8 +299,91 @@ def apply_all(repo: Repo, refs: list[str], config: Config, approved_by: str | No
                 break
             time.sleep(random.uniform(0.05, 0.2) * (attempt + 1))
         res.details.pop("retry", None)
+        if not dry_run:
+            _record(rec, res, approved_by, now)
+            if delete_branches and res.status in ("applied", "already_applied"):
+                _delete_branch(repo, res, remote)
         results.append(res)
+    if not dry_run:
+        warning = rec.flush(remote)
+        if warning and results:
+            results[-1].details["warning"] = warning
     return results
+
+
+def _refused_by_owner(repo: Repo, rec: lifecycle.Recorder, ref: str) -> ProposalResult | None:
+    """An owner's `memwarden reject` is final: such a proposal is never applied."""
+    try:
+        head = repo.resolve_commit(ref)
+    except MemwardenError:
+        return None  # apply_one reports the bad ref
+    events = rec.events(head)
+    if lifecycle.current_state(events) != "rejected" or \
+            events[-1].get("reason") != "rejected_by_owner":
+        return None  # other rejections are re-evaluated (a fixed policy, --force)
+    last = events[-1]
+    return ProposalResult(events[0].get("proposalId"), "rejected",
+                          reason=last.get("reason", "rejected_by_owner"), ref=ref, head=head,
+                          details={"message": last.get("message", "rejected earlier")})
+
+
+def _record(rec: lifecycle.Recorder, res: ProposalResult, approved_by: str | None,
+            now: _dt.datetime) -> None:
+    """Write the states this apply run moved the proposal through."""
+    if not res.head or not res.proposal_id:
+        return
+    info = rec.repo.commit_info(res.head)
+    tr = {t.key.lower(): t.value for t in parse_trailers(
+        info["raw_message"].decode("utf-8", "replace"))}
+    created = _dt.datetime.fromtimestamp(rec.repo.commit_time(res.head), _dt.UTC)
+    first = {"proposalId": res.proposal_id, "agentId": tr.get("agent-id"),
+             "runId": tr.get("run-id"), "created": lifecycle._iso(created)}
+    verdict = "auto_approved" if res.auto and not approved_by else "needs_human_review"
+    avoid = {"auto_approved", "needs_human_review"} - {verdict}
+    by = approved_by or "auto-approve"
+    state = lifecycle.current_state(rec.events(res.head))
+    try:
+        if state == "rejected" and res.status in ("applied", "already_applied"):
+            # an owner override (apply --force after version_conflict, or a policy fixed
+            # on main): the only way out of "rejected", recorded as such
+            rec.reopen(res.head, now, by=by)
+            state = "approved"
+        if res.status in ("applied", "already_applied"):
+            if state != "applied":
+                if state not in ("approved", "applying"):
+                    rec.advance(res.head, "approved", now, avoid=avoid, first=first, by=by)
+                rec.advance(res.head, "applied", now, commit=res.commits[-1])
+        elif res.status == "rejected" and state != "rejected":
+            if res.reason != "policy" and state in (None, "pending"):  # the gate passed it
+                rec.advance(res.head, verdict, now, first=first)
+            rec.advance(res.head, "rejected", now, avoid=avoid, first=first,
+                        reason=res.reason, resolution=res.resolution)
+        elif res.status == "pending" and state != "needs_human_review":
+            rec.advance(res.head, "needs_human_review", now, first=first)
+        elif res.status == "failed":
+            if state not in ("approved", "applying", "failed"):
+                rec.advance(res.head, "approved", now, avoid=avoid, first=first, by=by)
+            rec.advance(res.head, "failed", now, reason=res.reason)
+    except lifecycle.IllegalTransition as exc:
+        res.details["lifecycle"] = str(exc)
+
+
+def _delete_branch(repo: Repo, res: ProposalResult, remote: str | None) -> None:
+    """Delete an applied proposal branch (here and on the remote) unless it moved on."""
+    ref = res.ref if res.ref.startswith("refs/heads/") else f"refs/heads/{res.ref}"
+    landed = {res.head, *(res.commits[-1:])}
+    local = repo.ref_target(ref)
+    if local in landed:
+        repo.delete_ref(ref, local)
+    if remote is not None:
+        there = repo.fetch_ref(remote, ref)
+        if there in landed:
+            try:
+                repo.push_with_lease(remote, "", ref, there)
+            except MemwardenError as exc:
+                res.details["warning"] = f"branch not deleted on {remote}: {exc}"
+        elif there is not None:
+            res.details["warning"] = f"{ref} moved on {remote}; not deleted"
 
 
 def sync_main(repo: Repo, config: Config, remote: str) -> None:

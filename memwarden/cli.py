@@ -258,13 +258,17 @@ def gate_cmd(ref: str, base: str | None, fmt: str | None, output: str | None,
 @click.option("--push", "push_remote", metavar="REMOTE", default=None,
               help="Push each landed proposal (branch, then main, both with a lease) to "
                    "REMOTE; a push rejected because main moved refetches and retries.")
+@click.option("--delete-branches", is_flag=True, help="Delete each applied proposal branch "
+              "(locally and on the --push remote) unless it moved on.")
 def apply_cmd(refs: tuple[str, ...], all_refs: bool, approved_by: str | None, dry_run: bool,
-              force: bool, now: str | None, push_remote: str | None) -> None:
+              force: bool, now: str | None, push_remote: str | None,
+              delete_branches: bool) -> None:
     """Land approved proposals on main by fast-forward, one commit each with bookkeeping.
     Prints {"results": [...]}; exit 0 when every proposal ended applied/already_applied."""
     from memwarden.cli_apply import run_apply
 
-    code, doc = run_apply(list(refs), all_refs, approved_by, dry_run, force, now, push_remote)
+    code, doc = run_apply(list(refs), all_refs, approved_by, dry_run, force, now, push_remote,
+                          delete_branches)
     click.echo(json.dumps(doc, ensure_ascii=False, indent=2))
     raise SystemExit(code)
 

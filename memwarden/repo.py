@@ -80,10 +80,14 @@ class Repo:
             raise MemwardenError(f"--rev {rev}: not a commit in {self.git_dir}") from None
         return str(commit.id)
 
-    def tree_entries(self, rev: str) -> Iterator[Entry]:
-        """Every governed file in the tree of `rev` (memory/, agents/, logic/, top files)."""
+    def tree_entries(self, rev: str, everything: bool = False) -> Iterator[Entry]:
+        """Every governed file in the tree of `rev` (memory/, agents/, logic/, top files);
+        with `everything`, every file."""
         commit = self._repo.get(self.resolve_commit(rev))
         tree = commit.tree
+        if everything:
+            yield from self._walk(tree, "")
+            return
         for obj in tree:
             name = obj.name
             if obj.filemode == MODE_TREE and f"{name}/" in GOVERNED_PREFIXES:
@@ -234,6 +238,15 @@ class Repo:
         try:
             git_cli(["update-ref", "-m", "memwarden apply", ref, new, old],
                     self.root or self.git_dir, {"GIT_DIR": str(self.git_dir)})
+        except MemwardenError:
+            return False
+        return True
+
+    def delete_ref(self, ref: str, old: str) -> bool:
+        """Delete `ref` only if it still points at `old`."""
+        try:
+            git_cli(["update-ref", "-d", ref, old], self.root or self.git_dir,
+                    {"GIT_DIR": str(self.git_dir)})
         except MemwardenError:
             return False
         return True
@@ -542,17 +555,18 @@ class Writer:
     def __init__(self, repo: Repo) -> None:
         self.repo = repo
 
-    def commit_changes(self, base: str, changes: dict[str, bytes | None], message: str,
+    def commit_changes(self, base: str | None, changes: dict[str, bytes | None], message: str,
                        author: tuple[str, str], committer: tuple[str, str],
                        when: int | None = None) -> str:
-        """A new commit on top of `base` with `changes` (path -> content, None deletes);
-        no ref is moved."""
+        """A new commit on top of `base` (None: a root commit) with `changes` (path ->
+        content, None deletes); no ref is moved."""
         import pygit2
 
         r = self.repo._repo
-        parent = r.get(self.repo.resolve_commit(base))
+        parent = r.get(self.repo.resolve_commit(base)) if base is not None else None
         index = pygit2.Index()
-        index.read_tree(parent.tree)
+        if parent is not None:
+            index.read_tree(parent.tree)
         for path, data in sorted(changes.items()):
             if data is None:
                 if path in index:
@@ -563,7 +577,8 @@ class Writer:
         tree = index.write_tree(r)
         sig_a = _signature(author, when)
         sig_c = _signature(committer, when)
-        return str(r.create_commit(None, sig_a, sig_c, message, tree, [parent.id]))
+        parents = [parent.id] if parent is not None else []
+        return str(r.create_commit(None, sig_a, sig_c, message, tree, parents))
 
     def create_branch(self, name: str, commit: str) -> None:
         """Create refs/heads/<name>; refuse to move an existing branch (no lost work)."""
