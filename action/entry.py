@@ -48,35 +48,23 @@ def gate_args(env: dict[str, str]) -> list[str]:
 
 def run_apply(env: dict[str, str]) -> int:
     """mode apply: land every approved proposal, push, and report for GitHub."""
+    from memwarden.cli_apply import github_report
     from memwarden.cli_apply import run_apply as apply_cli
     from memwarden.errors import MemwardenError
 
     remote = env.get("MW_REMOTE") or "origin"
+    delete = env.get("MW_DELETE_BRANCHES", "").lower() in ("1", "true", "yes")
     try:
         code, doc = apply_cli([], True, env.get("MW_APPROVED_BY") or None, False, False, None,
-                              remote)
+                              remote, delete_branches=delete)
     except MemwardenError as exc:
         print(f"::error title=memwarden apply::{exc}")
         return 2
-    results = doc["results"]
-    counts = {s: sum(1 for r in results if r["status"] == s)
-              for s in ("applied", "already_applied", "rejected", "failed", "pending")}
-    for r in results:
-        if r["status"] in ("rejected", "failed"):
-            print(f"::warning title=memwarden apply::{r['proposalId']}: {r['status']} "
-                  f"({r['reason']})")
-    write_outputs(env, {"result": "applied" if code == 0 else "partial",
-                        **{k.replace("_", "-"): str(v) for k, v in counts.items()},
-                        "results": json.dumps(results, ensure_ascii=False)})
-    summary = env.get("GITHUB_STEP_SUMMARY")
-    if summary:
-        rows = ["## memwarden apply", "", "| proposal | status | reason | commits |",
-                "| --- | --- | --- | --- |"]
-        rows += [f"| {r['proposalId']} | {r['status']} | {r['reason'] or ''} | "
-                 f"{', '.join(c[:12] for c in r['commits'])} |" for r in results]
-        with open(summary, "a", encoding="utf-8") as fh:
-            fh.write("\n".join(rows) + "\n")
-    print(json.dumps(doc, ensure_ascii=False, indent=2))
+    if env.get("GITHUB_OUTPUT"):
+        os.environ["GITHUB_OUTPUT"] = env["GITHUB_OUTPUT"]
+    if env.get("GITHUB_STEP_SUMMARY"):
+        os.environ["GITHUB_STEP_SUMMARY"] = env["GITHUB_STEP_SUMMARY"]
+    print(github_report(code, doc))
     return code
 
 

@@ -260,16 +260,24 @@ def gate_cmd(ref: str, base: str | None, fmt: str | None, output: str | None,
                    "REMOTE; a push rejected because main moved refetches and retries.")
 @click.option("--delete-branches", is_flag=True, help="Delete each applied proposal branch "
               "(locally and on the --push remote) unless it moved on.")
+@click.option("--format", "fmt", type=click.Choice(["json", "github"]), default="json",
+              show_default=True, help="github: annotations, step outputs and a job summary "
+              "(in GitHub Actions) besides the JSON.")
 def apply_cmd(refs: tuple[str, ...], all_refs: bool, approved_by: str | None, dry_run: bool,
               force: bool, now: str | None, push_remote: str | None,
-              delete_branches: bool) -> None:
+              delete_branches: bool, fmt: str) -> None:
     """Land approved proposals on main by fast-forward, one commit each with bookkeeping.
     Prints {"results": [...]}; exit 0 when every proposal ended applied/already_applied."""
     from memwarden.cli_apply import run_apply
 
     code, doc = run_apply(list(refs), all_refs, approved_by, dry_run, force, now, push_remote,
                           delete_branches)
-    click.echo(json.dumps(doc, ensure_ascii=False, indent=2))
+    if fmt == "github":
+        from memwarden.cli_apply import github_report
+
+        click.echo(github_report(code, doc))
+    else:
+        click.echo(json.dumps(doc, ensure_ascii=False, indent=2))
     raise SystemExit(code)
 
 

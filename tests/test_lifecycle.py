@@ -194,3 +194,16 @@ def test_force_after_version_conflict_is_a_recorded_override(repo, tmp_path, mw)
     doc = status(mw, repo, p["proposalId"])
     assert states(doc)[2:] == ["rejected", "approved", "applying", "applied"]
     assert doc["history"][3]["override"] is True
+
+
+def test_apply_github_format(repo, tmp_path, mw, monkeypatch):
+    out_file, summary = tmp_path / "out.txt", tmp_path / "summary.md"
+    monkeypatch.setenv("GITHUB_OUTPUT", str(out_file))
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
+    p = propose(mw, repo, tmp_path, expectedVersion=1)
+    code, out, _ = mw(repo, "apply", "--all", "--format", "github", "--now", NOW)
+    assert code == 1
+    assert out.startswith(f"::warning title=memwarden apply::{p['proposalId']}: rejected "
+                          "(version_conflict)")
+    assert "rejected<<ghadelimiter_" in out_file.read_text()
+    assert f"| {p['proposalId']} | rejected | version_conflict |" in summary.read_text()
