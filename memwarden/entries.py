@@ -200,6 +200,7 @@ def parse_facts(lines: list[str], start: int = 0) -> tuple[list[Fact], list[Prob
             current.text += " " + stripped
             current.end_line = lineno
             continue
+        current = None  # a stray line ends the fact: later indented lines are not its own
         if section or facts:
             problems.append(Problem(lineno, 1, "text outside a fact bullet: facts are '- ' "
                                     "bullets under '## ' sections", raw, "warning"))
