@@ -122,8 +122,8 @@ def apply_one(repo: Repo, ref: str, config: Config, approved_by: str | None,
     meta_main = _meta(repo, main, agent)
     current = (meta_main or {}).get("version", 0)
     expected = tr.get("expected-version")
-    agent_changed = [p for p in repo.changed_paths(base, main)
-                     if p.startswith(f"memory/{agent}/")]
+    changed = repo.changed_paths(base, head)
+    agent_changed = _changed_on_main(repo, base, main, agent, set(changed))
     stale = (expected is not None and expected != str(current)) or bool(agent_changed)
     if stale and not force:
         result.reason = "version_conflict"
@@ -131,7 +131,6 @@ def apply_one(repo: Repo, ref: str, config: Config, approved_by: str | None,
         result.details.update({"expectedVersion": int(expected) if expected and
                                expected.isdigit() else expected, "currentVersion": current})
         return result
-    changed = repo.changed_paths(base, head)
     changes: dict[str, bytes | None] = {p: repo.read_path(head, p) for p in changed}
     committer = _ident(config.data["apply_identity"])
     parent, evicted, evict_commits = main, [], []
@@ -204,6 +203,30 @@ def move_local_main(repo: Repo, main_ref: str, new: str, old: str) -> str | None
         return ("main moved but the checked-out files have local edits; run "
                 "`git merge --ff-only` after saving them")
     return ""
+
+
+def _changed_on_main(repo: Repo, base: str, main: str, agent: str, proposed: set[str]
+                     ) -> list[str]:
+    """The agent's paths main changed since the proposal's base that make it stale.
+
+    A `memory-maintain:` commit (retention, rotation) does not, unless it touched a file the
+    proposal also changes: replaying the proposal's copy would undo the maintenance.
+    """
+    prefix = f"memory/{agent}/"
+    paths = [p for p in repo.changed_paths(base, main) if p.startswith(prefix)]
+    if not paths:
+        return []
+    stale = set()
+    for sha in repo.rev_list(f"{base}..{main}"):
+        info = repo.commit_info(sha)
+        touched = [p for p in info["touched"] if p.startswith(prefix)]
+        if not touched:
+            continue
+        if info["raw_message"].startswith(b"memory-maintain:"):
+            stale.update(p for p in touched if p in proposed)
+        else:
+            stale.update(touched)
+    return sorted(stale)
 
 
 def _agent_refusal(repo: Repo, config: Config, main: str, agent: str) -> str:

@@ -65,10 +65,10 @@ def verify_history(repo: Repo, revision_range: str, config_path: str | None,
             findings.append(make("MW002", ERROR, label, 1, 1, "merge commit on main: history "
                                  "must be linear (apply only fast-forwards)", f"merge:{sha}"))
         text = info["raw_message"].decode("utf-8", "replace")
-        if not text.startswith("memory-evict:") or not info["parents"]:
+        if not text.startswith(("memory-evict:", "memory-maintain:")) or not info["parents"]:
             continue
         keys = {t.key.lower() for t in parse_trailers(text)}
-        if "memory-eviction" not in keys:
+        if not keys & {"memory-eviction", "memory-maintenance"}:
             continue
         parent = info["parents"][0]
         for path in info["touched"]:
