@@ -192,6 +192,29 @@ def run_loop(root: Path, echo: Callable[[str], None]) -> list[str]:
     if not any(git_cli(["log", "-1", "--format=%s", c], root).startswith("memory-evict:")
                for c in res.commits):
         return ["no eviction commit was made"]
+    return show_next_read(repo, echo)
+
+
+def show_next_read(repo: object, echo: Callable[[str], None]) -> list[str]:
+    """Part three: what the agent's next run loads (read --mode basic) against its budget."""
+    from memwarden.read import MODE_BUDGETS, read_memory, render_markdown
+
+    doc = read_memory(repo, "archivist-violin", "basic")
+    budget = MODE_BUDGETS["basic"]
+    wide = read_memory(repo, "archivist-violin", "wide")
+    echo("")
+    echo(f"4. The agent's next run loads (memwarden read archivist-violin --mode basic): "
+         f"{doc['tokenCount']} of {budget} tokens, version {doc['version']}, "
+         f"files {', '.join(doc['content'])}; --mode wide adds facts.md and the last "
+         f"decisions: {wide['tokenCount']} of {MODE_BUDGETS['wide']} tokens, "
+         f"{len(wide['meta'].get('factIds', []))} fact ids to cite in Facts-Used.")
+    lines = render_markdown(doc).splitlines()
+    for line in lines[:8]:
+        echo(f"   | {line}")
+    if len(lines) > 8:
+        echo(f"   | ... ({len(lines) - 8} more lines)")
+    if doc["tokenCount"] > budget or wide["tokenCount"] > MODE_BUDGETS["wide"]:
+        return ["read went over its budget"]
     return []
 
 

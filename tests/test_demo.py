@@ -40,6 +40,11 @@ def test_demo_reports_every_planted_finding(tmp_path, mw):
     assert not [ln for ln in findings if "garden-curator/" in ln], out
     assert "exits 1" in out
     assert "What the findings mean:" in out and "Why:" in out
+    # it ends with what the next run loads, within the basic budget
+    line = next(ln for ln in out.splitlines() if ln.startswith("4. The agent's next run"))
+    used, budget = (int(x) for x in line.split(": ", 1)[1].split(" tokens")[0].split(" of "))
+    assert 0 < used <= budget == 4100
+    assert "| ## snapshot.md" in out
 
 
 def test_demo_removes_its_repo_unless_kept(tmp_path, mw):
