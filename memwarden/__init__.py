@@ -1,3 +1,20 @@
-"""memwarden: governs a git repository that holds LLM agents' long-term memory."""
+"""memwarden: governs a git repository that holds LLM agents' long-term memory.
+
+The read side is importable: `memwarden.read_memory`, `memory_diff`, `search_memory`,
+`memory_context`, `entity_graph` (see memwarden/api.py). They load lazily so
+`import memwarden` stays cheap for the hooks.
+"""
+
+from typing import Any
 
 __version__ = "0.1.0"
+__all__ = ["read_memory", "memory_diff", "search_memory", "memory_context", "entity_graph",
+           "__version__"]
+
+
+def __getattr__(name: str) -> Any:
+    if name in __all__ and name != "__version__":
+        from memwarden import api
+
+        return getattr(api, name)
+    raise AttributeError(f"module 'memwarden' has no attribute {name!r}")
