@@ -44,6 +44,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from memwarden.entries import body_start
 from memwarden.layout import AGENT_ID_RE, classify
 from memwarden.repo import Repo
 from memwarden.trailers import parse_trailers
@@ -146,22 +147,12 @@ def _strip_code_spans(line: str) -> str:
     return "".join(out)
 
 
-def _frontmatter_end(lines: list[str]) -> int:
-    """Index of the first line after a leading `---` ... `---`/`...` block (0: none)."""
-    if not lines or lines[0].rstrip() != "---":
-        return 0
-    for i in range(1, min(len(lines), 500)):
-        if lines[i].rstrip() in ("---", "..."):
-            return i + 1
-    return 0
-
-
 def scan_links(text: str) -> list[Link]:
     """Every wiki-link of a Markdown text outside code and frontmatter, in order."""
     if "[[" not in text:
         return []
     lines = text.split("\n")
-    lo = _frontmatter_end(lines)
+    lo = body_start(lines, 500)
     if "```" in text or "~~~" in text:
         return _scan_lines(lines, lo)
     # No fences: only the lines with links matter; each finds its entry start backwards.

@@ -38,6 +38,17 @@ HIGH_SECTIONS = {"критичні", "критические", "critical"}
 DEPRECATED_SECTIONS = {"застаріло", "deprecated", "устарело"}
 
 
+
+def body_start(lines: list[str], scan: int = 2000) -> int:
+    """Index of the first line after a leading `---` ... `---`/`...` frontmatter block
+    (0 without a closed one within `scan` lines): where a file's Markdown body begins."""
+    if not lines or lines[0].rstrip() != "---":
+        return 0
+    for i in range(1, min(len(lines), scan)):
+        if lines[i].rstrip() in ("---", "..."):
+            return i + 1
+    return 0
+
 @dataclass(frozen=True)
 class Problem:
     line: int

@@ -45,6 +45,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from memwarden.entries import FENCE_RE, HEADING_RE, body_start
 from memwarden.errors import MemwardenError
 from memwarden.layout import classify
 
@@ -77,9 +78,7 @@ SOURCE_SUFFIXES = (".md", ".markdown", ".txt")
 LAYER_SCOPE = {1: "l1", 2: "l2"}
 REGULAR = (0o100644, 0o100755)  # git modes of plain files (not links or submodules)
 
-_HEADING = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$")
 _BULLET = re.compile(r"^ ?(?:[-*+]|\d{1,9}[.)])(?:[ \t]|$)")
-_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 _TREE_LINE = re.compile(rb"^tree ([0-9a-f]{40,64})\n")
 # A query word: letters and digits (what unicode61 keeps), optionally ending in * (prefix).
@@ -187,7 +186,7 @@ def split_entries(text: str, blocks: bool) -> list[Passage]:
                 n -= 1
             out.append(Passage(start + 1, start + n, section, body))
 
-    for i in range(_body_start(lines), len(lines)):
+    for i in range(body_start(lines), len(lines)):
         line = lines[i]
         stripped = line.lstrip(" ")
         first = stripped[:1]
@@ -195,10 +194,10 @@ def split_entries(text: str, blocks: bool) -> list[Passage]:
             content = True
             if stripped.startswith(fence):
                 fence = ""
-        elif first in ("`", "~") and len(line) - len(stripped) <= 3 and _FENCE.match(line):
-            fence = _FENCE.match(line).group(1)  # type: ignore[union-attr]
+        elif first in ("`", "~") and len(line) - len(stripped) <= 3 and FENCE_RE.match(line):
+            fence = FENCE_RE.match(line).group(1)  # type: ignore[union-attr]
             content = True
-        elif first == "#" and (h := _HEADING.match(line)) is not None:
+        elif first == "#" and (h := HEADING_RE.match(line)) is not None:
             title = (h.group(2) or "").strip()
             if blocks and len(h.group(1)) > 1:
                 if cur and not headings_only:
@@ -237,16 +236,6 @@ def split_entries(text: str, blocks: bool) -> list[Passage]:
             cur, chars, headings_only = [], 0, True
     flush()
     return out
-
-
-def _body_start(lines: list[str]) -> int:
-    """Index of the first line after YAML frontmatter (0 without a closed frontmatter)."""
-    if not lines or lines[0].rstrip() != "---":
-        return 0
-    for i in range(1, min(len(lines), 2000)):
-        if lines[i].rstrip() in ("---", "..."):
-            return i + 1
-    return 0
 
 
 # -------------------------------------------------------------------------------- queries

@@ -10,13 +10,13 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from memwarden.entities import (
-    _frontmatter_end,
     _scan_lines,
     entity_graph,
     parse_target,
     scan_links,
     slugify,
 )
+from memwarden.entries import body_start
 from memwarden.repo import open_repo
 
 # --------------------------------------------------------------------------- the parser
@@ -110,7 +110,7 @@ def test_fast_path_equals_the_line_scanner(lines):
     with the full line-by-line scan."""
     text = "\n".join(lines)
     split = text.split("\n")
-    assert scan_links(text) == _scan_lines(split, _frontmatter_end(split))
+    assert scan_links(text) == _scan_lines(split, body_start(split, 500))
 
 
 def test_parse_target_types():

@@ -426,7 +426,7 @@ def test_entries_cover_every_content_line_once(lines, blocks):
         assert e.body == "\n".join(all_lines[e.line - 1:e.end_line]).strip()
         covered.extend(range(e.line, e.end_line + 1))
     assert covered == sorted(set(covered))  # in order, no line twice
-    start = S._body_start(all_lines)
+    start = S.body_start(all_lines)
     for n, line in enumerate(all_lines[start:], start=start + 1):
         if line.strip() and not line.lstrip().startswith("#"):
             assert n in covered, (n, line)
