@@ -171,7 +171,8 @@ def apply_one(repo: Repo, ref: str, config: Config, approved_by: str | None,
                     lease = there  # our own earlier attempt for this head: replace it
             if branch_ref and not repo.push_with_lease(remote, new, branch_ref, lease):
                 return ProposalResult(pid, "failed", reason="proposal branch moved on the "
-                                      "remote", resolution="retry", ref=ref, head=head)
+                                      "remote", resolution="retry", ref=ref, head=head,
+                                      details={"retry": True})
             if not repo.push_with_lease(remote, new, main_ref, main):
                 return ProposalResult(pid, "failed", reason="main moved on the remote",
                                       resolution="retry", ref=ref, head=head,
@@ -180,7 +181,11 @@ def apply_one(repo: Repo, ref: str, config: Config, approved_by: str | None,
             return ProposalResult(pid, "failed", reason=f"push refused: {exc}",
                                   resolution="fix_and_retry", ref=ref, head=head)
     if not dry_run:
-        moved = move_local_main(repo, main_ref, new, main)
+        try:
+            moved = move_local_main(repo, main_ref, new, main)
+        except MemwardenError as exc:  # e.g. a stale main.lock: say so, keep going
+            return ProposalResult(pid, "failed", reason=str(exc), resolution="fix_and_retry",
+                                  ref=ref, head=head)
         if moved is None:
             return ProposalResult(pid, "failed", reason="main moved during apply",
                                   resolution="retry", ref=ref, head=head)
@@ -296,7 +301,7 @@ def proposal_refs(repo: Repo, config: Config) -> list[str]:
 
 def apply_all(repo: Repo, refs: list[str], config: Config, approved_by: str | None,
               now: _dt.datetime, dry_run: bool = False, force: bool = False,
-              remote: str | None = None, attempts: int = 5,
+              remote: str | None = None, attempts: int = 8,
               delete_branches: bool = False) -> list[ProposalResult]:
     """Apply each ref in order. With `remote`, a push rejected because someone else moved
     main refetches main and retries from the stale check (bounded, with jitter). Every
@@ -306,6 +311,8 @@ def apply_all(repo: Repo, refs: list[str], config: Config, approved_by: str | No
 
     committer = _ident(config.data["apply_identity"])
     rec = lifecycle.Recorder(repo, committer)
+    if not dry_run:  # files left behind main by a killed run catch up first
+        repo.catch_up_worktree(f"refs/heads/{config.data['main_branch']}")
     if remote is not None and not dry_run:
         lifecycle.fetch_notes(repo, remote, committer)
     results = []

@@ -234,11 +234,18 @@ class Repo:
         return c.author.name, c.author.email
 
     def compare_and_swap(self, ref: str, new: str, old: str) -> bool:
-        """Move `ref` to `new` only if it still points at `old` (git update-ref's CAS)."""
+        """Move `ref` to `new` only if it still points at `old` (git update-ref's CAS).
+        False when it moved; a lock file left by a killed git is an error naming it."""
         try:
             git_cli(["update-ref", "-m", "memwarden apply", ref, new, old],
                     self.root or self.git_dir, {"GIT_DIR": str(self.git_dir)})
-        except MemwardenError:
+        except MemwardenError as exc:
+            if ".lock': File exists" in str(exc):
+                lock = str(exc).split("Unable to create '", 1)[-1].split("'", 1)[0]
+                raise MemwardenError(
+                    f"{lock} exists: another git process is running, or one was killed and "
+                    "left its lock behind; if no git process is running, delete the lock "
+                    "file and re-run") from None
             return False
         return True
 
@@ -311,12 +318,36 @@ class Repo:
         """After the checked-out branch moved old -> new, fast-forward index and files the
         way `git merge --ff-only` does; False (nothing touched) if local edits would be
         overwritten."""
+        env = {"GIT_DIR": str(self.git_dir), "GIT_WORK_TREE": str(self.root)}
+        cwd = self.root or self.git_dir
+        try:  # a stat-only change (touch, cache restore) is not an edit: refresh first
+            git_cli(["update-index", "-q", "--refresh"], cwd, env)
+        except MemwardenError:
+            pass  # exits 1 when files really differ; read-tree then decides
         try:
-            git_cli(["read-tree", "-m", "-u", old, new], self.root or self.git_dir,
-                    {"GIT_DIR": str(self.git_dir), "GIT_WORK_TREE": str(self.root)})
+            git_cli(["read-tree", "-m", "-u", old, new], cwd, env)
         except MemwardenError:
             return False
         return True
+
+    def catch_up_worktree(self, branch_ref: str, depth: int = 50) -> bool:
+        """If the checked-out `branch_ref` moved but index and files stayed at one of its
+        recent commits (a process killed between the two steps), fast-forward them; never
+        when anything is edited. True when it caught up."""
+        if self.root is None or self.head_branch() != branch_ref:
+            return False
+        tip = self.ref_target(branch_ref)
+        env = {"GIT_DIR": str(self.git_dir), "GIT_WORK_TREE": str(self.root)}
+        try:
+            index_tree = git_cli(["write-tree"], self.root, env).strip()
+        except MemwardenError:
+            return False  # unmerged entries: a human is in the middle of something
+        if tip is None or str(self._repo.get(tip).tree.id) == index_tree:
+            return False
+        for sha, _ in self.first_parent_log(tip, depth):
+            if str(self._repo.get(sha).tree.id) == index_tree:
+                return self.sync_worktree(sha, tip)
+        return False
 
     def is_ancestor(self, ancestor: str, descendant: str) -> bool:
         a, d = self.resolve_commit(ancestor), self.resolve_commit(descendant)

@@ -9,8 +9,9 @@ Part B SIGKILLs `memwarden apply --all` (with and without --push) at seeded rand
 over its whole run, 50+ times, and checks that git stays sound, main never rewinds,
 history verifies, and a re-run finishes the work without applying anything twice.
 
-Part C holds minimal, deterministic reproductions of the apply bugs A and B ran into,
-marked xfail(strict=True) until apply is fixed.
+Part C holds minimal, deterministic reproductions of the apply bugs A and B ran into (a
+lost branch race not retried, a touched file mistaken for an edit, a stale main.lock
+reported as a race, files left behind main by a kill); each failed before its fix.
 """
 
 from __future__ import annotations
@@ -327,14 +328,6 @@ def test_race_no_fact_lost(race: Race) -> None:
     assert "memory-evict:" in log  # the setup does make apply evict
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "apply bug: two appliers race on the proposal branch push. apply_one fetches the "
-    "branch, takes an earlier attempt of the same head as the lease, and when another "
-    "applier pushed its own attempt in between returns status 'failed' (proposal branch "
-    "moved on the remote) WITHOUT the retry flag; main pushes also exhaust the 5 attempts "
-    "('main moved on the remote'). A proposal can so fail in every applier and never land "
-    "while the agent's next proposal lands instead (FIFO broken), its remote branch left "
-    "on an apply-made attempt commit that is not on main."))
 def test_race_every_proposal_resolved_as_fifo_says(race: Race) -> None:
     """Racing changes who lands a proposal, never what becomes of it."""
     failed = [(r["proposalId"], r["reason"]) for doc in race.outputs for r in doc["results"]
@@ -562,13 +555,6 @@ def _one_proposal(tmp_path: Path, mw) -> tuple[Path, Path]:
     return work, bare
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "repo.sync_worktree (used by apply.move_local_main) runs `git read-tree -m -u old new` "
-    "without refreshing the index: a tracked file whose stat changed but whose content did "
-    "not (touch, a copy, a CI cache restore) makes git say 'not uptodate', apply warns "
-    "about local edits that do not exist and leaves index and files at the old main, so "
-    "the landed change shows as a staged revert. Fix: `git update-index -q --refresh` "
-    "before read-tree."))
 def test_checked_out_main_follows_after_touch(tmp_path: Path, mw) -> None:
     work, _ = _one_proposal(tmp_path, mw)
     facts = work / "memory/a/facts.md"
@@ -581,13 +567,6 @@ def test_checked_out_main_follows_after_touch(tmp_path: Path, mw) -> None:
     assert git(work, "status", "--porcelain") == ""
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "a `git update-ref` killed while holding refs/heads/main.lock leaves the lock behind "
-    "(seen in the SIGKILL runs). apply's compare-and-swap then fails and apply reports "
-    "'failed: main moved during apply' although main did not move, and with --push after "
-    "the proposal already landed on the remote; every later proposal then fails with "
-    "'main moved on the remote' (sync_main ignores its own failed CAS). Wanted: a message "
-    "that names the stale lock (git's own recovery: delete it)."))
 def test_stale_main_lock_is_named(tmp_path: Path, mw) -> None:
     work, bare = _one_proposal(tmp_path, mw)
     main = git(work, "rev-parse", "main").strip()
@@ -598,13 +577,6 @@ def test_stale_main_lock_is_named(tmp_path: Path, mw) -> None:
     assert "main.lock" in json.dumps(res), res
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "a kill between move_local_main's compare-and-swap and its read-tree (seen in the "
-    "SIGKILL runs, also when only memwarden is killed) leaves main moved but index and "
-    "files at the old main; no later apply repairs it (sync_worktree only merges from the "
-    "`old` it just replaced), so `git status` shows the landed change as a staged revert "
-    "and a human `git commit -a` would undo it. Wanted: when the index still matches an "
-    "older main commit and nothing is edited, apply fast-forwards the checkout to main."))
 def test_checkout_catches_up_after_crash_between_ref_and_files(tmp_path: Path, mw) -> None:
     work, _ = _one_proposal(tmp_path, mw)
     old = git(work, "rev-parse", "main").strip()
@@ -617,12 +589,6 @@ def test_checkout_catches_up_after_crash_between_ref_and_files(tmp_path: Path, m
     assert git(work, "status", "--porcelain") == ""
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "the race of test_race_every_proposal_resolved_as_fifo_says, made deterministic: "
-    "another applier's attempt lands on the proposal branch between apply_one's fetch_ref "
-    "and its branch push (simulated by a pre-receive hook). apply returns 'failed: "
-    "proposal branch moved on the remote' without the retry flag, so apply_all never "
-    "refetches (which would find an attempt of the same head and take it as the lease)."))
 def test_lost_branch_race_is_retried(tmp_path: Path, mw) -> None:
     work, bare = _one_proposal(tmp_path, mw)
     code, out, err = mw(work, "apply", "--all", "--dry-run", "--now", "2026-03-01T11:00:00Z")
