@@ -56,14 +56,39 @@ def _ident(text: str) -> tuple[str, str]:
 
 
 def already_applied(repo: Repo, main: str, proposal_id: str) -> str | None:
-    for sha, raw in repo.first_parent_log(main):
-        text = raw.decode("utf-8", "replace")
-        if "Applied-Proposal" not in text:
-            continue
-        for t in parse_trailers(text):
-            if t.key.lower() == "applied-proposal" and t.value == proposal_id:
-                return sha
-    return None
+    """The commit on main's first-parent history that applied `proposal_id` (newest)."""
+    return AppliedIndex(repo).lookup(main, proposal_id)
+
+
+class AppliedIndex:
+    """Proposal-Id -> applying commit along main's first parents, read once per batch and
+    extended by only the new commits when main moves forward (a batch of N proposals would
+    otherwise walk the whole history N times)."""
+
+    def __init__(self, repo: Repo) -> None:
+        self.repo = repo
+        self.tip: str | None = None
+        self.ids: dict[str, str] = {}
+
+    def lookup(self, main: str, proposal_id: str) -> str | None:
+        if main != self.tip:
+            if self.tip is not None and not self.repo.is_ancestor(self.tip, main):
+                self.tip, self.ids = None, {}  # main is not a descendant: read it afresh
+            self._extend(main)
+        return self.ids.get(proposal_id)
+
+    def _extend(self, main: str) -> None:
+        found: dict[str, str] = {}
+        for sha, raw in self.repo.first_parent_log(main):
+            if sha == self.tip:
+                break
+            if b"Applied-Proposal" not in raw:
+                continue
+            for t in parse_trailers(raw.decode("utf-8", "replace")):
+                if t.key.lower() == "applied-proposal":
+                    found.setdefault(t.value, sha)
+        self.ids.update(found)
+        self.tip = main
 
 
 def _meta(repo: Repo, rev: str, agent: str) -> dict[str, Any] | None:
@@ -79,9 +104,12 @@ def _meta(repo: Repo, rev: str, agent: str) -> dict[str, Any] | None:
 
 def apply_one(repo: Repo, ref: str, config: Config, approved_by: str | None,
               now: _dt.datetime, dry_run: bool = False, force: bool = False,
-              remote: str | None = None) -> ProposalResult:
+              remote: str | None = None, main_tip: str | None = None,
+              applied: AppliedIndex | None = None) -> ProposalResult:
+    """Land one proposal. `main_tip` builds on that commit instead of main's ref and moves
+    nothing (the batch path moves main once at the end)."""
     main_ref = f"refs/heads/{config.data['main_branch']}"
-    main = repo.ref_target(main_ref)
+    main = main_tip or repo.ref_target(main_ref)
     if main is None:
         raise MemwardenError(f"{main_ref} does not exist")
     head = repo.resolve_commit(ref)
@@ -94,7 +122,7 @@ def apply_one(repo: Repo, ref: str, config: Config, approved_by: str | None,
         result.details["message"] = "the head commit is not a proposal (no Proposal-Id, " \
                                     "Agent-Id, Run-Id trailers)"
         return result
-    done = already_applied(repo, main, pid)
+    done = (applied or AppliedIndex(repo)).lookup(main, pid)
     if done:
         return ProposalResult(pid, "already_applied", commits=[done], ref=ref, head=head)
     verdict = gate(repo, ref, main, today=now.date(), preview=False)
@@ -158,6 +186,8 @@ def apply_one(repo: Repo, ref: str, config: Config, approved_by: str | None,
     new = Writer(repo).commit_changes(parent, changes, message, author, committer,
                                       int(now.timestamp()))
     details: dict[str, Any] = {"dryRun": True} if dry_run else {}
+    if main_tip is not None:
+        dry_run = True  # built, not moved: the caller lands the whole batch
     if not dry_run and remote is not None:
         # The proposal branch first becomes exactly what lands, so a pull request shows as
         # merged; then main fast-forwards to it. Both pushes carry a lease.
@@ -303,41 +333,113 @@ def apply_all(repo: Repo, refs: list[str], config: Config, approved_by: str | No
               now: _dt.datetime, dry_run: bool = False, force: bool = False,
               remote: str | None = None, attempts: int = 8,
               delete_branches: bool = False) -> list[ProposalResult]:
-    """Apply each ref in order. With `remote`, a push rejected because someone else moved
+    """Apply each ref in order. With `remote`, a batch is first tried optimistically (every
+    proposal built on the previous one, then ONE atomic push); if the remote moved
+    meanwhile, each proposal goes on its own: a push rejected because someone else moved
     main refetches main and retries from the stale check (bounded, with jitter). Every
     outcome is recorded in the proposal's lifecycle notes (one notes commit per batch)."""
-    import random
-    import time
-
     committer = _ident(config.data["apply_identity"])
     rec = lifecycle.Recorder(repo, committer)
+    applied = AppliedIndex(repo)
     if not dry_run:  # files left behind main by a killed run catch up first
         repo.catch_up_worktree(f"refs/heads/{config.data['main_branch']}")
     if remote is not None and not dry_run:
         lifecycle.fetch_notes(repo, remote, committer)
-    results = []
+    results = None
+    if remote is not None and not dry_run and len(refs) > 1:
+        results = _apply_batch(repo, refs, config, approved_by, now, force, remote, rec,
+                               applied)
+    if results is None:
+        results = [_apply_careful(repo, ref, config, approved_by, now, dry_run, force, remote,
+                                  attempts, rec, applied) for ref in refs]
+    if not dry_run:
+        for res in results:
+            _record(rec, res, approved_by, now)
+            if delete_branches and res.status in ("applied", "already_applied"):
+                _delete_branch(repo, res, remote)
+        warning = rec.flush(remote)
+        if warning and results:
+            results[-1].details["warning"] = warning
+    return results
+
+
+def _apply_careful(repo: Repo, ref: str, config: Config, approved_by: str | None,
+                   now: _dt.datetime, dry_run: bool, force: bool, remote: str | None,
+                   attempts: int, rec: lifecycle.Recorder, applied: AppliedIndex
+                   ) -> ProposalResult:
+    """One proposal, pushed on its own, retried with jitter when the remote moved."""
+    import random
+    import time
+
+    refused = _refused_by_owner(repo, rec, ref)
+    if refused is not None:
+        return refused
+    for attempt in range(attempts):
+        if remote is not None:
+            sync_main(repo, config, remote)
+        res = apply_one(repo, ref, config, approved_by, now, dry_run, force, remote,
+                        applied=applied)
+        if not res.details.get("retry") or attempt == attempts - 1:
+            break
+        time.sleep(random.uniform(0.05, 0.2) * (attempt + 1))
+    res.details.pop("retry", None)
+    return res
+
+
+def _branch_ref(repo: Repo, ref: str) -> str | None:
+    if ref.startswith("refs/heads/"):
+        return ref
+    return f"refs/heads/{ref}" if repo.ref_target(f"refs/heads/{ref}") else None
+
+
+def _apply_batch(repo: Repo, refs: list[str], config: Config, approved_by: str | None,
+                 now: _dt.datetime, force: bool, remote: str, rec: lifecycle.Recorder,
+                 applied: AppliedIndex) -> list[ProposalResult] | None:
+    """Build every proposal on top of the previous one without moving a ref, then push
+    main and each landed proposal branch in ONE atomic push, every ref with a lease (the
+    branch becomes what lands, so pull requests show as merged). None when that is not
+    safe (a branch moved on the remote) or the push lost a race: nothing was moved, and
+    the caller goes one proposal at a time."""
+    main_ref = f"refs/heads/{config.data['main_branch']}"
+    sync_main(repo, config, remote)
+    start = repo.ref_target(main_ref)
+    if start is None:
+        raise MemwardenError(f"{main_ref} does not exist")
+    there = repo.remote_refs(remote, "refs/heads/" + config.data["proposal_prefix"] + "*")
+    tip, results, updates = start, [], {}
     for ref in refs:
         refused = _refused_by_owner(repo, rec, ref)
         if refused is not None:
             results.append(refused)
             continue
-        for attempt in range(attempts):
-            if remote is not None:
-                sync_main(repo, config, remote)
-            res = apply_one(repo, ref, config, approved_by, now, dry_run, force, remote)
-            if not res.details.get("retry") or attempt == attempts - 1:
-                break
-            time.sleep(random.uniform(0.05, 0.2) * (attempt + 1))
-        res.details.pop("retry", None)
-        if not dry_run:
-            _record(rec, res, approved_by, now)
-            if delete_branches and res.status in ("applied", "already_applied"):
-                _delete_branch(repo, res, remote)
+        head = repo.resolve_commit(ref)
+        branch = _branch_ref(repo, ref)
+        if branch is not None and there.get(branch, head) != head:
+            return None  # an earlier attempt or new commits there: the careful path decides
+        res = apply_one(repo, ref, config, approved_by, now, force=force, main_tip=tip,
+                        applied=applied)
+        if res.status == "applied":
+            tip = res.commits[-1]
+            if branch is not None and branch in there:
+                updates[branch] = (tip, head)
         results.append(res)
-    if not dry_run:
-        warning = rec.flush(remote)
-        if warning and results:
-            results[-1].details["warning"] = warning
+    if tip != start:
+        updates[main_ref] = (tip, start)
+        try:
+            if not repo.push_refs(remote, updates):
+                return None
+        except MemwardenError as exc:
+            for res in results:
+                if res.status == "applied":
+                    res.status, res.reason, res.resolution = "failed", f"push refused: {exc}", \
+                        "fix_and_retry"
+            return results
+        moved = move_local_main(repo, main_ref, tip, start)
+        if moved and results:
+            results[-1].details["warning"] = moved
+        elif moved is None and results:
+            results[-1].details["warning"] = (f"local {main_ref} moved during apply; the "
+                                              f"remote has the result: fetch {remote}")
     return results
 
 

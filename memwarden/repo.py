@@ -276,25 +276,45 @@ class Repo:
 
     def push_with_lease(self, remote: str, commit: str, ref: str, expected: str | None) -> bool:
         """Push `commit` to `ref` on `remote` only if the remote still has `expected` there
-        (None: the ref must not exist). False when the remote moved (stale lease,
-        non-fast-forward, lost the ref-lock race); a refusal by a hook or any other failure
-        raises with git's words."""
+        (None: the ref must not exist; commit "": delete the ref). False when the remote
+        moved (stale lease, non-fast-forward, lost the ref-lock race); a refusal by a hook
+        or any other failure raises with git's words."""
+        return self.push_refs(remote, {ref: (commit, expected)}, atomic=False)
+
+    def push_refs(self, remote: str, updates: dict[str, tuple[str, str | None]],
+                  atomic: bool = True) -> bool:
+        """Push many refs in one connection, each `ref: (commit, expected)` with its own
+        lease; `atomic`: all or none. Same outcomes as push_with_lease."""
         import subprocess
 
-        lease = f"--force-with-lease={ref}:{expected or ''}"
+        leases = [f"--force-with-lease={ref}:{exp or ''}" for ref, (_, exp) in updates.items()]
+        specs = [f"{new}:{ref}" for ref, (new, _) in updates.items()]
         env = {**clean_env(), "GIT_DIR": str(self.git_dir)}
-        proc = subprocess.run(["git", "push", "--porcelain", lease, remote, f"{commit}:{ref}"],
+        proc = subprocess.run(["git", "push", "--porcelain", *(["--atomic"] if atomic else []),
+                               *leases, remote, *specs],
                               cwd=self.root or self.git_dir, env=env, capture_output=True)
         if proc.returncode == 0:
             return True
         said = (proc.stdout + proc.stderr).decode("utf-8", "replace")
         if "hook declined" not in said and any(w in said for w in (
                 "stale info", "non-fast-forward", "fetch first", "cannot lock ref",
-                "but expected")):
+                "but expected", "atomic push failed")):
             return False
         lines = [ln.removeprefix("remote: ").strip() for ln in said.splitlines()
                  if ln.strip() and not ln.startswith(("To ", "Done"))]
-        raise MemwardenError(f"git push to {remote} refused {ref}: " + " | ".join(lines[-6:]))
+        names = ", ".join(list(updates)[:3]) + (" ..." if len(updates) > 3 else "")
+        raise MemwardenError(f"git push to {remote} refused {names}: " + " | ".join(lines[-6:]))
+
+    def remote_refs(self, remote: str, pattern: str) -> dict[str, str]:
+        """What `remote` has under `pattern` (git ls-remote), ref -> commit."""
+        out = git_cli(["ls-remote", remote, pattern], self.root or self.git_dir,
+                      {"GIT_DIR": str(self.git_dir)})
+        refs = {}
+        for line in out.splitlines():
+            sha, _, ref = line.partition("\t")
+            if ref:
+                refs[ref] = sha
+        return refs
 
     def fetch_ref(self, remote: str, ref: str) -> str | None:
         """The commit `ref` points at on `remote` now (fetched; None if it does not exist)."""
