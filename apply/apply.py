@@ -72,22 +72,25 @@ class AppliedIndex:
 
     def lookup(self, main: str, proposal_id: str) -> str | None:
         if main != self.tip:
-            if self.tip is not None and not self.repo.is_ancestor(self.tip, main):
-                self.tip, self.ids = None, {}  # main is not a descendant: read it afresh
             self._extend(main)
         return self.ids.get(proposal_id)
 
     def _extend(self, main: str) -> None:
         found: dict[str, str] = {}
+        met = False
         for sha, raw in self.repo.first_parent_log(main):
             if sha == self.tip:
+                met = True
                 break
             if b"Applied-Proposal" not in raw:
                 continue
             for t in parse_trailers(raw.decode("utf-8", "replace")):
                 if t.key.lower() == "applied-proposal":
                     found.setdefault(t.value, sha)
-        self.ids.update(found)
+        if met:
+            self.ids.update(found)  # the new commits are newer than what we knew
+        else:
+            self.ids = found  # main does not descend from our tip: the walk read it all
         self.tip = main
 
 
@@ -248,9 +251,8 @@ def _changed_on_main(repo: Repo, base: str, main: str, agent: str, proposed: set
     proposal also changes: replaying the proposal's copy would undo the maintenance.
     """
     prefix = f"memory/{agent}/"
-    paths = [p for p in repo.changed_paths(base, main) if p.startswith(prefix)]
-    if not paths:
-        return []
+    if repo.subtree_id(base, prefix[:-1]) == repo.subtree_id(main, prefix[:-1]):
+        return []  # the agent's folder is identical: no diff, no walk
     stale = set()
     for sha in repo.rev_list(f"{base}..{main}"):
         info = repo.commit_info(sha)

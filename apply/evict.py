@@ -160,9 +160,9 @@ def fact_usage(repo: Repo, main: str, agent: str) -> dict[str, float]:
             used[f.id] = float(max(times[f.line - 1:f.end_line]))
     wanted = set(used)
     for sha, raw in repo.first_parent_log(main, limit=5000):
-        text = raw.decode("utf-8", "replace")
-        if "Facts-Used" not in text:
+        if b"Facts-Used" not in raw:
             continue
+        text = raw.decode("utf-8", "replace")
         tr = {t.key.lower(): t.value for t in parse_trailers(text)}
         if tr.get("agent-id") != agent:
             continue

@@ -167,6 +167,14 @@ class Repo:
             "touched": self.changed_paths(parents[0] if parents else None, str(commit.id)),
         }
 
+    def subtree_id(self, rev: str, path: str) -> str | None:
+        """The id of the tree (or blob) at `path` in commit `rev` (None: absent). Equal ids
+        mean identical content, without diffing."""
+        try:
+            return str(self._repo.get(self.resolve_commit(rev)).tree[path].id)
+        except KeyError:
+            return None
+
     def changed_paths(self, old: str | None, new: str) -> list[str]:
         """Paths whose content or mode differ between two commits (old None: empty tree).
 

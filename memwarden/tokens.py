@@ -146,9 +146,21 @@ def get_encoder(name: str) -> Any:
         return enc
 
 
+_MEMO: dict[tuple[str, str], int] = {}
+_MEMO_MAX = 4096
+
+
 def count_text(text: str, encoding: str) -> int:
-    """Tokens in `text`; special-token strings count as ordinary text."""
-    return len(get_encoder(encoding).encode_ordinary(text))
+    """Tokens in `text`; special-token strings count as ordinary text. Recent texts are
+    remembered: apply and gate count the same file before, after and for bookkeeping."""
+    key = (encoding, text)
+    n = _MEMO.get(key)
+    if n is None:
+        n = len(get_encoder(encoding).encode_ordinary(text))
+        if len(_MEMO) >= _MEMO_MAX:
+            _MEMO.clear()
+        _MEMO[key] = n
+    return n
 
 
 class TokenCounter:

@@ -208,11 +208,13 @@ def test_cached_check_gives_same_findings(tmp_path, mw):
 def test_parsed_rank_cache_is_verified_and_rebuilt(tmp_path, monkeypatch):
     monkeypatch.setenv("MEMWARDEN_CACHE_DIR", str(tmp_path))
     monkeypatch.setattr(tokens, "_encoders", {})
+    monkeypatch.setattr(tokens, "_MEMO", {})
     n = count_text(UK, "cl100k_base")
     (cache,) = tmp_path.glob("ranks-*.marshal")
     data = bytearray(cache.read_bytes())
     data[-5] ^= 0xFF  # corrupt the payload: its checksum no longer matches
     cache.write_bytes(bytes(data))
     monkeypatch.setattr(tokens, "_encoders", {})
+    monkeypatch.setattr(tokens, "_MEMO", {})
     assert count_text(UK, "cl100k_base") == n
     assert tokens._read_parsed(OFFICIAL_SHA256["cl100k_base"]) is not None  # rewritten
