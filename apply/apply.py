@@ -128,7 +128,10 @@ def apply_one(repo: Repo, ref: str, config: Config, approved_by: str | None,
     done = (applied or AppliedIndex(repo)).lookup(main, pid)
     if done:
         return ProposalResult(pid, "already_applied", commits=[done], ref=ref, head=head)
-    verdict = gate(repo, ref, main, today=now.date(), preview=False)
+    base = repo.merge_base(main, head)
+    if base is None:
+        raise MemwardenError(f"{ref} shares no history with main (fetch-depth: 0 needed)")
+    verdict = gate(repo, ref, main, today=now.date(), preview=False, merge_base=base)
     result.tokens = verdict.tokens
     result.auto = verdict.auto_eligible
     refusal = _agent_refusal(repo, config, main, agent)
@@ -147,9 +150,6 @@ def apply_one(repo: Repo, ref: str, config: Config, approved_by: str | None,
         return ProposalResult(pid, "pending", reason="needs_human_review", ref=ref,
                               tokens=verdict.tokens, head=head,
                               details={"reasons": verdict.auto_reasons})
-    base = repo.merge_base(main, head)
-    if base is None:
-        raise MemwardenError(f"{ref} shares no history with main (fetch-depth: 0 needed)")
     meta_main = _meta(repo, main, agent)
     current = (meta_main or {}).get("version", 0)
     expected = tr.get("expected-version")

@@ -67,12 +67,14 @@ def agent_of(ref: str, config: Config, infos: list[CommitInfo]) -> str | None:
 
 
 def gate(repo: Repo, ref: str, base: str, config_path: str | None = None,
-         today: _dt.date | None = None, preview: bool = True) -> GateResult:
-    """`preview=False` skips the eviction preview (apply plans the real eviction itself)."""
+         today: _dt.date | None = None, preview: bool = True,
+         merge_base: str | None = None) -> GateResult:
+    """`preview=False` skips the eviction preview (apply plans the real eviction itself);
+    `merge_base` spares a caller that knows it a second history walk."""
     head = repo.resolve_commit(ref)
     base_tip = repo.resolve_commit(base)
     config = load_config_at(repo, base_tip, config_path)
-    mb = repo.merge_base(base_tip, head)
+    mb = merge_base or repo.merge_base(base_tip, head)
     if mb is None:
         raise MemwardenError(f"{ref} and {base} share no history (fetch-depth: 0 needed in "
                              "a shallow clone)")

@@ -266,20 +266,45 @@ class Repo:
             return False
         return True
 
-    def line_times(self, rev: str, path: str) -> list[int]:
-        """Commit time of the last change of every line of `path` at `rev` (git blame)."""
+    def line_times(self, rev: str, path: str, depth: int = 20_000) -> list[int]:
+        """Commit time of the last change of every line of `path` at `rev`, along first
+        parents (main's history is linear): like `git blame --first-parent`, with difflib
+        matching lines between the versions of the file. libgit2's blame re-diffs every
+        commit and took 0.5 s on a 2,000-commit history; this reads one tree entry per
+        commit and diffs only the versions where the file changed."""
+        import difflib
+
+        import pygit2
+
         r = self._repo
+        versions: list[tuple[int, str]] = []  # (commit time, blob id), newest first
+        walker = r.walk(self.resolve_commit(rev), pygit2.enums.SortMode.TOPOLOGICAL)
+        walker.simplify_first_parent()
+        last_blob: str | None = None
+        last_time = 0
+        for n, commit in enumerate(walker):
+            try:
+                blob: str | None = str(commit.tree[path].id)
+            except KeyError:
+                blob = None
+            if blob != last_blob and last_blob is not None:
+                versions.append((last_time, last_blob))  # introduced by the commit after
+            if blob is None or n >= depth:
+                break
+            last_blob, last_time = blob, int(commit.commit_time)
+        if last_blob is not None and (not versions or versions[-1][1] != last_blob):
+            versions.append((last_time, last_blob))
         times: list[int] = []
-        try:
-            blame = r.blame(path, newest_commit=r.get(self.resolve_commit(rev)).id)
-        except (KeyError, ValueError):
-            return times
-        cache: dict[str, int] = {}
-        for hunk in blame:
-            cid = str(hunk.final_commit_id)
-            if cid not in cache:
-                cache[cid] = int(r.get(hunk.final_commit_id).commit_time)
-            times.extend([cache[cid]] * hunk.lines_in_hunk)
+        lines: list[bytes] = []
+        for when, blob in reversed(versions):  # oldest first
+            new = r[blob].read_raw().splitlines()
+            out = [when] * len(new)
+            if lines:
+                sm = difflib.SequenceMatcher(None, lines, new, autojunk=False)
+                for tag, i1, i2, j1, j2 in sm.get_opcodes():
+                    if tag == "equal":
+                        out[j1:j2] = times[i1:i2]
+            times, lines = out, new
         return times
 
     def push_with_lease(self, remote: str, commit: str, ref: str, expected: str | None) -> bool:
@@ -608,6 +633,41 @@ def _signature(ident: tuple[str, str], when: int | None) -> object:
     return pygit2.Signature(ident[0], ident[1], when, 0)
 
 
+def _tree_with(r: Any, tree: Any, changes: dict[str, bytes | None]) -> Any:
+    """The id of `tree` (None: empty) with `changes` applied, rebuilding only the subtrees
+    on changed paths (an index of the whole tree cost 15 ms a commit on 4,000 files)."""
+    import pygit2
+
+    files: dict[str, bytes | None] = {}
+    subdirs: dict[str, dict[str, bytes | None]] = {}
+    for path, data in changes.items():
+        head, sep, rest = path.partition("/")
+        if sep:
+            subdirs.setdefault(head, {})[rest] = data
+        else:
+            files[head] = data
+    builder = r.TreeBuilder(tree) if tree is not None else r.TreeBuilder()
+    for name, data in sorted(files.items()):
+        if data is None:
+            if builder.get(name) is not None:
+                builder.remove(name)
+        else:
+            builder.insert(name, r.create_blob(data), pygit2.enums.FileMode.BLOB)
+    for name, sub in sorted(subdirs.items()):
+        current = builder.get(name)
+        sub_tree = r.get(current.id) if current is not None and \
+            current.filemode == pygit2.enums.FileMode.TREE else None
+        if sub_tree is None and all(v is None for v in sub.values()):
+            continue  # deleting below a folder that does not exist
+        new_id = _tree_with(r, sub_tree, sub)
+        if len(r.get(new_id)) == 0:
+            if current is not None:
+                builder.remove(name)  # git has no empty folders
+        else:
+            builder.insert(name, new_id, pygit2.enums.FileMode.TREE)
+    return builder.write()
+
+
 class Writer:
     """Builds commits in-process: blobs, a tree derived from a base commit, the commit."""
 
@@ -619,21 +679,10 @@ class Writer:
                        when: int | None = None) -> str:
         """A new commit on top of `base` (None: a root commit) with `changes` (path ->
         content, None deletes); no ref is moved."""
-        import pygit2
 
         r = self.repo._repo
         parent = r.get(self.repo.resolve_commit(base)) if base is not None else None
-        index = pygit2.Index()
-        if parent is not None:
-            index.read_tree(parent.tree)
-        for path, data in sorted(changes.items()):
-            if data is None:
-                if path in index:
-                    index.remove(path)
-            else:
-                oid = r.create_blob(data)
-                index.add(pygit2.IndexEntry(path, oid, pygit2.enums.FileMode.BLOB))
-        tree = index.write_tree(r)
+        tree = _tree_with(r, parent.tree if parent is not None else None, changes)
         sig_a = _signature(author, when)
         sig_c = _signature(committer, when)
         parents = [parent.id] if parent is not None else []

@@ -1,0 +1,50 @@
+"""Repo.line_times (first-parent blame by blob versions) agrees with `git blame`.
+
+Lines are unique here: where a file repeats a line, difflib and git's diff may pick
+different copies as unchanged, and both answers are a valid blame."""
+
+from __future__ import annotations
+
+import os
+import random
+import subprocess
+
+import pytest
+from conftest import GIT_ENV
+
+from memwarden.repo import open_repo
+
+
+def _git(root, *args, when=None):
+    env = {**os.environ, **GIT_ENV}
+    if when is not None:
+        env["GIT_AUTHOR_DATE"] = env["GIT_COMMITTER_DATE"] = f"@{when} +0000"
+    return subprocess.run(["git", *args], cwd=root, env=env, check=True, capture_output=True,
+                          text=True).stdout
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_line_times_match_git_blame(tmp_path, seed):
+    rnd = random.Random(seed)
+    _git(tmp_path, "init", "-q")
+    lines: list[str] = []
+    when = 1_700_000_000
+    for i in range(30):
+        when += 600
+        op = rnd.random()
+        if op < 0.5 or not lines:
+            lines.insert(rnd.randint(0, len(lines)), f"- fact {i}")
+        elif op < 0.8:
+            lines[rnd.randrange(len(lines))] = f"- edited {i}"
+        else:
+            lines.pop(rnd.randrange(len(lines)))
+        (tmp_path / "facts.md").write_text("\n".join(lines) + "\n")
+        (tmp_path / "other.md").write_text(str(i))  # commits that leave the file alone
+        _git(tmp_path, "add", "-A")
+        _git(tmp_path, "commit", "-qm", f"c{i}", when=when)
+    porcelain = _git(tmp_path, "blame", "--line-porcelain", "facts.md")
+    expected = [int(ln.split()[1]) for ln in porcelain.splitlines()
+                if ln.startswith("committer-time ")]
+    repo = open_repo(tmp_path)
+    assert repo.line_times("HEAD", "facts.md") == expected
+    assert repo.line_times("HEAD", "missing.md") == []

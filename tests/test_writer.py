@@ -1,0 +1,52 @@
+"""Writer.commit_changes rebuilds only changed subtrees; the result equals applying the
+changes to the file list (hypothesis), and git fsck accepts every tree it writes."""
+
+from __future__ import annotations
+
+import subprocess
+
+from conftest import git, make_repo
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from memwarden.repo import Writer, open_repo
+
+NAMES = st.sampled_from(["a", "b", "memory", "x.md", "facts.md", "日本", "z-1"])
+PATHS = st.lists(NAMES, min_size=1, max_size=3).map("/".join)
+IDENT = ("t", "t@example.invalid")
+
+
+@settings(max_examples=40, deadline=None)
+@given(start=st.dictionaries(PATHS, st.binary(max_size=8), max_size=6),
+       changes=st.dictionaries(PATHS, st.none() | st.binary(max_size=8), max_size=6))
+def test_commit_changes_equals_the_file_list(tmp_path_factory, start, changes):
+    # a path cannot be both a file and a folder: keep the first of such clashes
+    def consistent(files):
+        out = {}
+        for p in sorted(files):
+            if any(p.startswith(q + "/") or q.startswith(p + "/") for q in out):
+                continue
+            out[p] = files[p]
+        return out
+
+    start = consistent(start)
+    changes = {p: v for p, v in changes.items()
+               if not any(p.startswith(q + "/") or q.startswith(p + "/")
+                          for q in start if q != p)}
+    changes = consistent(changes)
+    root = make_repo(tmp_path_factory.mktemp("w"), {"keep.md": "k\n"})
+    repo = open_repo(root)
+    base = Writer(repo).commit_changes("HEAD", dict(start), "start\n", IDENT, IDENT)
+    new = Writer(repo).commit_changes(base, dict(changes), "change\n", IDENT, IDENT)
+    want = {"keep.md": b"k\n", **start}
+    for p, v in changes.items():
+        if v is None:
+            want.pop(p, None)
+        else:
+            want[p] = v
+    listed = git(root, "ls-tree", "-r", "-z", "--name-only", new).split("\0")
+    assert sorted(x for x in listed if x) == sorted(want)
+    for p, v in want.items():
+        assert repo.read_path(new, p) == v
+    subprocess.run(["git", "fsck", "--strict", "--no-dangling"], cwd=root, check=True,
+                   capture_output=True)
