@@ -47,6 +47,7 @@ class Repo:
         self.git_dir = git_dir.resolve()
         self.root = root.resolve() if root else None
         self.is_bare = root is None
+        self._changed: dict[tuple[str | None, str], list[str]] = {}  # commits never change
 
     @cached_property
     def _repo(self) -> pygit2.Repository:
@@ -181,11 +182,20 @@ class Repo:
         A tree diff: identical subtrees are skipped by id, so this is cheap even in large
         repositories. Renames count as a deletion plus an addition.
         """
-        new_tree = self._repo.get(self.resolve_commit(new)).tree
+        key = (self.resolve_commit(old) if old is not None else None, self.resolve_commit(new))
+        if key in self._changed:
+            return list(self._changed[key])
+        if len(self._changed) > 4096:
+            self._changed.clear()
+        self._changed[key] = paths = self._diff_paths(*key)
+        return list(paths)
+
+    def _diff_paths(self, old: str | None, new: str) -> list[str]:
+        new_tree = self._repo.get(new).tree
         if old is None:
             diff = new_tree.diff_to_tree(swap=True)
         else:
-            diff = self._repo.diff(self._repo.get(self.resolve_commit(old)).tree, new_tree)
+            diff = self._repo.diff(self._repo.get(old).tree, new_tree)
         paths: set[str] = set()
         for d in diff.deltas:
             paths.add(d.old_file.path)
