@@ -108,9 +108,12 @@ def _meta(repo: Repo, rev: str, agent: str) -> dict[str, Any] | None:
 def apply_one(repo: Repo, ref: str, config: Config, approved_by: str | None,
               now: _dt.datetime, dry_run: bool = False, force: bool = False,
               remote: str | None = None, main_tip: str | None = None,
-              applied: AppliedIndex | None = None) -> ProposalResult:
+              applied: AppliedIndex | None = None, batch_start: str | None = None
+              ) -> ProposalResult:
     """Land one proposal. `main_tip` builds on that commit instead of main's ref and moves
-    nothing (the batch path moves main once at the end)."""
+    nothing (the batch path moves main once at the end); `batch_start` is where that batch
+    began: proposals never contain the batch's own commits, so their merge base with the
+    tip is their merge base with the start, a much shorter walk."""
     main_ref = f"refs/heads/{config.data['main_branch']}"
     main = main_tip or repo.ref_target(main_ref)
     if main is None:
@@ -128,7 +131,7 @@ def apply_one(repo: Repo, ref: str, config: Config, approved_by: str | None,
     done = (applied or AppliedIndex(repo)).lookup(main, pid)
     if done:
         return ProposalResult(pid, "already_applied", commits=[done], ref=ref, head=head)
-    base = repo.merge_base(main, head)
+    base = repo.merge_base(batch_start or main, head)
     if base is None:
         raise MemwardenError(f"{ref} shares no history with main (fetch-depth: 0 needed)")
     verdict = gate(repo, ref, main, today=now.date(), preview=False, merge_base=base)
@@ -419,7 +422,7 @@ def _apply_batch(repo: Repo, refs: list[str], config: Config, approved_by: str |
         if branch is not None and there.get(branch, head) != head:
             return None  # an earlier attempt or new commits there: the careful path decides
         res = apply_one(repo, ref, config, approved_by, now, force=force, main_tip=tip,
-                        applied=applied)
+                        applied=applied, batch_start=start)
         if res.status == "applied":
             tip = res.commits[-1]
             if branch is not None and branch in there:

@@ -234,7 +234,9 @@ class Repo:
         """(commit id, raw message) along first parents of `rev`, newest first."""
         import pygit2
 
-        walker = self._repo.walk(self.resolve_commit(rev), pygit2.enums.SortMode.TOPOLOGICAL)
+        # first parents form a chain: no sort needed, and a topological sort would read
+        # the whole history before yielding the first commit
+        walker = self._repo.walk(self.resolve_commit(rev), pygit2.enums.SortMode.NONE)
         walker.simplify_first_parent()
         for n, c in enumerate(walker):
             if n >= limit:
@@ -288,7 +290,7 @@ class Repo:
 
         r = self._repo
         versions: list[tuple[int, str]] = []  # (commit time, blob id), newest first
-        walker = r.walk(self.resolve_commit(rev), pygit2.enums.SortMode.TOPOLOGICAL)
+        walker = r.walk(self.resolve_commit(rev), pygit2.enums.SortMode.NONE)
         walker.simplify_first_parent()
         last_blob: str | None = None
         last_time = 0

@@ -43,7 +43,7 @@ import bisect
 import json
 import re
 import unicodedata
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, replace
 from functools import cache
 from importlib.resources import files
@@ -89,13 +89,24 @@ def _marker_lines(name: str) -> list[str]:
     return [ln for ln in lines if ln and not ln.startswith("#")]
 
 
-@dataclass(frozen=True)
 class Phrase:
-    """One MW303 pattern: its group, language, and the regex matched at a trigger."""
+    """One MW303 pattern: its group, language, and the regex matched at a trigger. The
+    regex is compiled on first use: compiling all ~120 up front cost a hook run ~30 ms,
+    and a file seldom reaches more than a few of them."""
 
-    group: str
-    lang: str
-    regex: re.Pattern[str]
+    __slots__ = ("group", "lang", "pattern", "_regex")
+
+    def __init__(self, group: str, lang: str, pattern: str) -> None:
+        self.group = group
+        self.lang = lang
+        self.pattern = pattern
+        self._regex: re.Pattern[str] | None = None
+
+    @property
+    def regex(self) -> re.Pattern[str]:
+        if self._regex is None:
+            self._regex = re.compile(self.pattern)
+        return self._regex
 
 
 def _phrase_regex(trigger: str) -> str:
@@ -116,14 +127,18 @@ def _phrases() -> tuple[dict[str, list[Phrase]], tuple[str, ...]]:
             triggers = [" ".join(t.split()) for t in triggers_part.split("|") if t.strip()]
             rest = rest.strip() or r"\b"
             alt = "|".join(_phrase_regex(t) for t in sorted(triggers, key=len, reverse=True))
-            phrase = Phrase(group, lang, re.compile(f"(?:{alt}){rest}"))
+            phrase = Phrase(group, lang, f"(?:{alt}){rest}")
             for t in triggers:
                 by_trigger.setdefault(t, []).append(phrase)
-    # A hit on "forget about" must also try the phrases of "forget".
+    # A hit on "forget about" must also try the phrases of "forget": the triggers that are
+    # whole-word prefixes of it, in file order (the order decides which phrase reports).
+    order = {t: i for i, t in enumerate(by_trigger)}
     merged: dict[str, list[Phrase]] = {}
     for t in by_trigger:
-        merged[t] = [p for s, ps in by_trigger.items()
-                     if t == s or t.startswith(s + " ") for p in ps]
+        words = t.split(" ")
+        heads = {" ".join(words[:k]) for k in range(1, len(words) + 1)}
+        merged[t] = [p for s in sorted(heads & order.keys(), key=order.__getitem__)
+                     for p in by_trigger[s]]
     return merged, tuple(by_trigger)
 
 
@@ -140,7 +155,7 @@ class _Combined:
     @property
     def regex(self) -> re.Pattern[str]:
         if self._regex is None:
-            alts = "|".join(f"(?P<p{i}>{p.regex.pattern})"
+            alts = "|".join(f"(?P<p{i}>{p.pattern})"
                             for i, p in enumerate(self.phrases)) or "(?!)"
             self._regex = re.compile(alts)
         return self._regex
@@ -314,7 +329,117 @@ def _trigger_scanners(cyrillic: bool) -> tuple[tuple[re.Pattern[str], ...], Line
     words = sorted(w for w in _trigger_kinds() if cyrillic or w[0].isascii())
     trie = _starting(words)
     found = (re.compile(f" {_PUNCT}*{trie}"), re.compile(f"\\t{_PUNCT}*{trie}"))
+    _SCANNERS_READY.add(cyrillic)
     return found, _line_pattern(f"{_PUNCT}*{trie}"), re.compile(trie)
+
+
+_SCANNERS_READY: set[bool] = set()  # which _trigger_scanners exist in this process
+
+
+def _compiled_triggers(low: str, cyrillic: bool,
+                       space_breaks: list[int]) -> Iterator[tuple[str, int]]:
+    """(trigger text, offset) of every word-start trigger, through the compiled tries: line
+    starts first, then words after spaces, after tabs, after Unicode spaces, each in text
+    order (the order the hits are collected in, which _phrase_found relies on)."""
+    in_text, at_line_start, anchored = _trigger_scanners(cyrillic)
+    found = list(_line_matches(at_line_start, low))
+    for scanner in in_text:
+        found += scanner.finditer(low)
+    # Words after a no-break or other Unicode space (noted by the invisible-character
+    # pass, which reads those characters anyway).
+    for i in space_breaks:
+        m = anchored.match(low, i + 1)
+        if m is not None:
+            found.append(m)
+    return ((m.group("t"), m.start("t")) for m in found)
+
+
+# ---- the same triggers without the tries, for small texts
+#
+# Compiling the tries costs 15 ms (ASCII) to 27 ms (with Cyrillic), more than a whole
+# hook run spends scanning its file. For small texts the word starts come from one small
+# regex and each is looked up in a dict trie of the same words: the same longest-trigger
+# rule, the same `\s+` for a space in a trigger, the same positions in the same order
+# (tests/test_injection_fast.py checks both ways agree on the evaluation corpus and on
+# generated text). Once a process has walked WALK_BUDGET characters, or has the tries
+# anyway (warm() before forking workers), it uses the tries: they are ~3x faster per MB.
+WALK_BUDGET = 200_000
+_walk_left = WALK_BUDGET
+
+
+@cache
+def _walk_tables() -> tuple[dict, re.Pattern[str], re.Pattern[str]] | None:
+    """The dict trie of every trigger, the word-start finder (a break character, Markdown
+    punctuation, a trigger's first letter) and the punctuation run at the text start; None
+    if the walk cannot reproduce the tries exactly (a trigger starting with punctuation
+    would need the regex's backtracking over the punctuation run)."""
+    root: dict = {}
+    for word in _trigger_kinds():
+        node = root
+        for ch in word:
+            node = node.setdefault(ch, {})
+        node[""] = {}
+    punct = re.compile(_PUNCT)
+    if any(punct.fullmatch(ch) or ch.isspace() for ch in root) or any(
+            word != " ".join(word.split(" ")) or word != " ".join(word.split())
+            for word in _trigger_kinds()):
+        return None
+    first = "".join(sorted(re.escape(ch) for ch in root))
+    starts = re.compile(f"[ \\t\\n]{_PUNCT}*(?=[{first}])")
+    return root, starts, re.compile(f"{_PUNCT}*")
+
+
+def _trie_end(low: str, pos: int, root: dict) -> int:
+    """End of the longest trigger at `pos`, or -1. A space in a trigger matches any run of
+    whitespace, as `\\s+` in the tries (str.isspace is `\\s` for str patterns)."""
+    node, i, n, end = root, pos, len(low), -1
+    while i < n:
+        ch = low[i]
+        if ch.isspace():
+            node = node.get(" ")
+            if node is None:
+                break
+            i += 1
+            while i < n and low[i].isspace():
+                i += 1
+        else:
+            node = node.get(ch)
+            if node is None:
+                break
+            i += 1
+        if "" in node:
+            end = i
+    return end
+
+
+def _walked_triggers(low: str, space_breaks: list[int]) -> list[tuple[str, int]]:
+    """What _compiled_triggers yields, in the same order, without compiling the tries."""
+    tables = _walk_tables()
+    assert tables is not None
+    root, starts, lead = tables
+    by_break: dict[str, list[int]] = {"\n": [], " ": [], "\t": []}
+    for m in starts.finditer(low):
+        by_break[low[m.start()]].append(m.end())
+    candidates = [lead.match(low).end()]  # type: ignore[union-attr]
+    candidates += by_break["\n"]
+    candidates += by_break[" "]
+    candidates += by_break["\t"]
+    candidates += (i + 1 for i in space_breaks)
+    out = []
+    for pos in candidates:
+        end = _trie_end(low, pos, root)
+        if end > 0:
+            out.append((low[pos:end], pos))
+    return out
+
+
+def _walk_chosen(n: int, cyrillic: bool) -> bool:
+    """Walk (no tries to compile) while the process has budget left and no tries yet."""
+    global _walk_left
+    if cyrillic in _SCANNERS_READY or n > _walk_left or _walk_tables() is None:
+        return False
+    _walk_left -= n
+    return True
 
 
 # --------------------------------------------------------------------------- the scanner
@@ -333,19 +458,22 @@ def warm() -> None:
     _role_line()
 
 
-def scan(text: str, kind: str = "facts", json_mode: bool = False) -> list[Hit]:
-    """All MW3xx markers in `text`, sorted by position. Never raises on any input."""
+def scan(text: str, kind: str = "facts", json_mode: bool = False, *,
+         walk: bool | None = None) -> list[Hit]:
+    """All MW3xx markers in `text`, sorted by position. Never raises on any input. `walk`
+    picks how word-start triggers are found (None: by size; both ways find the same)."""
     if json_mode:
-        return _scan_json(text, kind)
-    return _Scanner(text, kind).run()
+        return _scan_json(text, kind, walk)
+    return _Scanner(text, kind, walk).run()
 
 
 class _Scanner:
     """One pass set over one text; collects hits from every rule."""
 
-    def __init__(self, text: str, kind: str) -> None:
+    def __init__(self, text: str, kind: str, walk: bool | None = None) -> None:
         self.text = text
         self.kind = kind
+        self.walk = walk  # None: by size (see _walk_chosen); tests force either way
         low = text.lower()
         if len(low) != len(text):  # a few characters (e.g. U+0130) lower-case to two
             low = "".join(c.lower() if len(c.lower()) == 1 else c for c in text)
@@ -379,22 +507,17 @@ class _Scanner:
     def _triggers(self) -> None:
         low = self.low
         cyrillic = not self.text.isascii()  # searching for Cyrillic would cost more
-        in_text, at_line_start, anchored = _trigger_scanners(cyrillic)
         actions = _trigger_actions(self.kind == CONTRACT)
-        found = list(_line_matches(at_line_start, low))
-        for scanner in in_text:
-            found += scanner.finditer(low)
-        # Words after a no-break or other Unicode space (noted by the invisible-character
-        # pass, which reads those characters anyway).
-        for i in self.space_breaks:
-            m = anchored.match(low, i + 1)
-            if m is not None:
-                found.append(m)
-        for m in found:
+        walk = self.walk
+        if walk is None:
+            walk = _walk_chosen(len(low), cyrillic)
+        if walk:
+            found: Iterable[tuple[str, int]] = _walked_triggers(low, self.space_breaks)
+        else:
+            found = _compiled_triggers(low, cyrillic, self.space_breaks)
+        for trig, pos in found:
             # The hot loop: most hits are ordinary words whose phrase regex fails at once.
-            trig = m.group("t")
             act = actions.get(trig) or _action_for(trig, actions)
-            pos = m.start("t")
             if act.phrases is not None:
                 first = act.phrases.regex.match(low, pos)
                 if first is not None:
@@ -503,13 +626,12 @@ class _Scanner:
     # ---- `<...>` and `[...]` constructs: MW301 tags, MW302 tokens, MW305 HTML, MW308 tags ---
 
     def _brackets(self) -> None:
-        angle, square, scheme = _bracket_regexes()
         low = self.low
-        found = list(angle.finditer(low))
+        found = list(_angle_regex().finditer(low)) if "<" in low else []
         if "[" in low:
-            found += square.finditer(low)
+            found += _square_regex().finditer(low)
         if "script:" in low or "data:text/html" in low:
-            found += scheme.finditer(low)
+            found += _scheme_regex().finditer(low)
         for m in found:
             kind = m.lastgroup
             s, e = m.start(), m.end()
@@ -891,23 +1013,27 @@ _SHOUTED = re.compile(  # case-sensitive; the whole line must be in capitals too
 _REACT = re.compile(r"action\s+input\s*:\s*\S")
 
 
-@cache
 def _bracket_regexes() -> tuple[re.Pattern[str], ...]:
     """`<...>` and `[...]` constructs, and `](javascript:` links. Each regex starts with a
     literal character, which the regex engine finds at C speed (a class of two characters
-    would be several times slower)."""
-    lt = [t[1:] for t in _chat_tokens() if t.startswith("<")]
-    sq = [t[1:] for t in _chat_tokens() if t.startswith("[")]
+    would be several times slower). Each is compiled on first use: many memory files
+    have no `<` at all, and a hook run pays for every compile."""
+    return _angle_regex(), _square_regex(), _scheme_regex()
 
-    def alt(items: list[str]) -> str:
-        return "|".join(re.escape(t) for t in sorted(items, key=len, reverse=True)) or "(?!)"
 
+def _token_alt(first: str) -> str:
+    items = [t[1:] for t in _chat_tokens() if t.startswith(first)]
+    return "|".join(re.escape(t) for t in sorted(items, key=len, reverse=True)) or "(?!)"
+
+
+@cache
+def _angle_regex() -> re.Pattern[str]:
     danger = "script|style|iframe|frame|frameset|applet|noscript"
     with_attrs = "object|embed|meta|base|link|form"
-    angle = re.compile(
+    return re.compile(
         r"<(?:(?P<comment>!--)"
         r"|(?P<special>\|[a-z_][a-z0-9_.:\-]{0,40}\|>|｜[^｜\n<>]{1,40}｜>)"
-        rf"|(?P<token>{alt(lt)})"
+        rf"|(?P<token>{_token_alt('<')})"
         r"|(?P<roletag>/?(?:system|system_prompt|instructions?|developer|sys)>"
         r"|/(?:user|assistant)>)"
         r"|(?P<tooltag>/?(?:tool_call|tool_use|function_call|function_calls|tool_code)>"
@@ -918,13 +1044,20 @@ def _bracket_regexes() -> tuple[re.Pattern[str], ...]:
         r"(?:\son[a-z]{3,}\s*=\s*(?!\{)|\sstyle\s*=|\shidden(?=[\s/>=])"
         r"|(?:javascript|vbscript)\s*:|data:text/html|expression\s*\()"
         r"[^<>]{0,2000}(?:>|\Z|(?=<))))")
-    square = re.compile(
-        rf"\[(?:(?P<token>{alt(sq)})"
+
+
+@cache
+def _square_regex() -> re.Pattern[str]:
+    return re.compile(
+        rf"\[(?:(?P<token>{_token_alt('[')})"
         r"|(?P<roletag>/?(?P<rword>system|sys|developer|assistant|user|human|instructions?)\]"
         r"|(?:admin|administrator|system|developer|sys)\s+"
         r"(?:request|override|command|message|note|instructions?)\s*(?::|\])))")
-    scheme = re.compile(r"\](?:\(|:)\s*(?P<scheme>(?:javascript|vbscript)\s*:|data:text/html)")
-    return angle, square, scheme
+
+
+@cache
+def _scheme_regex() -> re.Pattern[str]:
+    return re.compile(r"\](?:\(|:)\s*(?P<scheme>(?:javascript|vbscript)\s*:|data:text/html)")
 
 
 _ATTR_RISK = re.compile(
@@ -1192,7 +1325,7 @@ def _in_flag_tag_sequence(text: str, i: int) -> bool:
 _JSON_STRING = re.compile(r'"(?:[^"\\\n]|\\.)*"')
 
 
-def _scan_json(text: str, kind: str) -> list[Hit]:
+def _scan_json(text: str, kind: str, walk: bool | None = None) -> list[Hit]:
     """Scan each decoded string literal; map positions back to the raw file."""
     parts: list[str] = []
     seg_starts: list[int] = []  # offset of each string in the virtual text
@@ -1217,7 +1350,7 @@ def _scan_json(text: str, kind: str) -> list[Hit]:
         return []
     virtual = "\n".join(parts)
     out = []
-    for h in _Scanner(virtual, kind).run():
+    for h in _Scanner(virtual, kind, walk).run():
         k = bisect.bisect_right(seg_starts, h.start) - 1
         off = h.start - seg_starts[k]
         raw = raw_starts[k] + (off if exact[k] else 0)
