@@ -1,7 +1,9 @@
 """`memwarden read` and `memwarden diff`: the read side's command line.
 
 Kept light on purpose (a runtime calls `read` before every run): only click at import
-time; the repository, the config and the tokenizer load inside the commands.
+time; the repository, the config and the tokenizer load inside the commands. A first
+read of a commit builds the tokenizer in a forked child while git objects are read here
+(read.counting_ahead), and reads objects through `git cat-file` rather than pygit2.
 """
 
 from __future__ import annotations
@@ -54,13 +56,29 @@ def read_cmd(agent: str, mode: str, max_tokens: int | None, at: str | None,
     """Print an agent's memory at one commit, within the mode's token budget.
 
     Same commit, mode and budget: byte-identical output. Exit 0, or 2 on a usage error."""
-    from memwarden.read import read_memory, render_markdown, serialize
+    from memwarden.read import counting_ahead, read_memory, render_markdown, serialize
 
-    repo, cache_dir = _open("read")
-    config = _config(config_path)
-    doc = read_memory(repo, agent, mode, max_tokens, at, since, config, cache_dir=cache_dir)
+    with counting_ahead():  # first, so the forked child holds no git process's pipes
+        repo, cache_dir = _open("read")
+        config = _config(config_path)
+        with _objects(repo, mode) as objects:
+            doc = read_memory(objects, agent, mode, max_tokens, at, since, config,
+                              cache_dir=cache_dir)
     click.echo(serialize(doc) if fmt == "json" else render_markdown(doc), nl=False)
     raise SystemExit(0)
+
+
+def _objects(repo: Any, mode: str) -> Any:
+    """What `read` reads objects through: one `git cat-file --batch` process (no pygit2
+    import, ~45 ms less) unless the mode walks history (temporal: the Repo itself)."""
+    from contextlib import nullcontext
+
+    from memwarden import repo as repo_module
+
+    batch = getattr(repo_module, "BatchReader", None)  # TODO(lead): plain import once landed
+    if mode == "temporal" or batch is None:
+        return nullcontext(repo)
+    return batch(repo)
 
 
 @click.command("diff")

@@ -33,6 +33,12 @@ character class in that place would be several times slower; most attempts then 
 one class test. Phrase, role-label and JSON checks run only at the positions found; long
 encoded runs are found through a sample of every 25th character; invisible characters are
 looked for only in non-ASCII text (ASCII text gets a `bytes.translate` test for controls).
+
+Start-up matters as much for a hook that checks one file in a fresh process: nothing is
+compiled at import or before it is needed (phrase regexes, bracket regexes and the rarer
+module patterns are compiled on first use), and small inputs find their word-start
+triggers without the big trigger tries (see _walked_triggers), which would cost 15-27 ms
+to compile. Both ways find exactly the same triggers (tests/test_injection_fast.py).
 """
 
 from __future__ import annotations
@@ -44,9 +50,10 @@ import json
 import re
 import unicodedata
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from functools import cache
 from importlib.resources import files
+from typing import NamedTuple, cast
 
 from memwarden.findings import ERROR, WARNING, Finding, make
 from memwarden.memfile import MemFile
@@ -68,9 +75,34 @@ SNIPPET_MAX = 400
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")  # as memwarden.memfile.split_lines
 
 
-@dataclass(frozen=True)
-class Hit:
-    """One marker: which rule, where (offsets into the scanned text), why, and the text."""
+class _Lazy:
+    """A module-level regex compiled on first use: most files never reach most of them, and
+    a hook run would pay ~3 ms at import for compiling them all. The first use puts the
+    compiled pattern into the module's globals under `name`, so later uses go straight
+    to it."""
+
+    __slots__ = ("name", "pattern", "flags")
+
+    def __init__(self, name: str, pattern: str, flags: int = 0) -> None:
+        self.name, self.pattern, self.flags = name, pattern, flags
+
+    def compile(self) -> re.Pattern[str]:
+        compiled = re.compile(self.pattern, self.flags)
+        globals()[self.name] = compiled
+        return compiled
+
+    def __getattr__(self, attr: str) -> object:
+        return getattr(self.compile(), attr)
+
+
+def _lazy(name: str, pattern: str, flags: int = 0) -> re.Pattern[str]:
+    return cast(re.Pattern[str], _Lazy(name, pattern, flags))
+
+
+class Hit(NamedTuple):
+    """One marker: which rule, where (offsets into the scanned text), why, and the text.
+    (Named tuples rather than dataclasses here: a dataclass costs ~0.6 ms to define, paid
+    by every hook run.)"""
 
     rule: str
     severity: str
@@ -90,15 +122,16 @@ def _marker_lines(name: str) -> list[str]:
 
 
 class Phrase:
-    """One MW303 pattern: its group, language, and the regex matched at a trigger. The
-    regex is compiled on first use: compiling all ~120 up front cost a hook run ~30 ms,
+    """One MW303 pattern: its group, language, triggers, and the regex matched at a trigger.
+    The regex is compiled on first use: compiling all ~120 up front cost a hook run ~30 ms,
     and a file seldom reaches more than a few of them."""
 
-    __slots__ = ("group", "lang", "pattern", "_regex")
+    __slots__ = ("group", "lang", "triggers", "pattern", "_regex")
 
-    def __init__(self, group: str, lang: str, pattern: str) -> None:
+    def __init__(self, group: str, lang: str, triggers: tuple[str, ...], pattern: str) -> None:
         self.group = group
         self.lang = lang
+        self.triggers = triggers
         self.pattern = pattern
         self._regex: re.Pattern[str] | None = None
 
@@ -127,7 +160,7 @@ def _phrases() -> tuple[dict[str, list[Phrase]], tuple[str, ...]]:
             triggers = [" ".join(t.split()) for t in triggers_part.split("|") if t.strip()]
             rest = rest.strip() or r"\b"
             alt = "|".join(_phrase_regex(t) for t in sorted(triggers, key=len, reverse=True))
-            phrase = Phrase(group, lang, f"(?:{alt}){rest}")
+            phrase = Phrase(group, lang, tuple(triggers), f"(?:{alt}){rest}")
             for t in triggers:
                 by_trigger.setdefault(t, []).append(phrase)
     # A hit on "forget about" must also try the phrases of "forget": the triggers that are
@@ -167,8 +200,7 @@ def _combined(trigger: str, contract: bool) -> _Combined:
                            if not (contract and p.group == "persona")))
 
 
-@dataclass(frozen=True)
-class _Action:
+class _Action(NamedTuple):
     """What a trigger hit asks for: phrases to match, a role-label or ReAct check."""
 
     phrases: _Combined | None
@@ -202,8 +234,7 @@ def _action_for(trig: str, actions: dict[str, _Action]) -> _Action:
     return act
 
 
-@dataclass(frozen=True)
-class RoleLabel:
+class RoleLabel(NamedTuple):
     cls: str  # always | strong | label | turn | turncaps
     label: str
 
@@ -289,10 +320,12 @@ def _line_matches(pattern: LinePattern, s: str) -> Iterator[re.Match[str]]:
 
 
 # A quoted literal ending its line: `USER: 'maciej',` is a key in code, not a chat turn.
-_QUOTED_VALUE = re.compile(r"""[*_]*[ \t]*(['"])[^'"\n]*\1[ \t]*,?[ \t]*(?:\r?\n|\Z)""")
+_QUOTED_VALUE = _lazy("_QUOTED_VALUE",
+                      r"""[*_]*[ \t]*(['"])[^'"\n]*\1[ \t]*,?[ \t]*(?:\r?\n|\Z)""")
 # What may stand between a line start and a role label: indentation, quote marks, one list
 # bullet, heading marks, emphasis.
-_ROLE_LEAD = re.compile(r"[ \t]*(?:>[ \t]*)*(?:[-*+][ \t]+)?(?:#{1,6}[ \t]*)?[*_]{0,2}")
+_ROLE_LEAD = _lazy("_ROLE_LEAD",
+                   r"[ \t]*(?:>[ \t]*)*(?:[-*+][ \t]+)?(?:#{1,6}[ \t]*)?[*_]{0,2}")
 
 
 @cache
@@ -447,15 +480,21 @@ def _walk_chosen(n: int, cyrillic: bool) -> bool:
 
 def warm() -> None:
     """Compile every pattern now (about 0.15 s). A caller that forks workers should call this
-    first, so the children share the compiled patterns instead of each compiling them."""
+    first, so the children share the compiled patterns instead of each compiling them (and
+    scan with the tries, the fast way for large inputs)."""
     for cyrillic in (False, True):
         _trigger_scanners(cyrillic)
     for contract in (False, True):
         for action in _trigger_actions(contract).values():
             if action.phrases is not None:
                 action.phrases.regex  # noqa: B018  (compile before a fork)
+    for phrase in {id(p): p for ps in _phrases()[0].values() for p in ps}.values():
+        phrase.regex  # noqa: B018
     _bracket_regexes()
     _role_line()
+    for value in list(globals().values()):
+        if isinstance(value, _Lazy):
+            value.compile()
 
 
 def scan(text: str, kind: str = "facts", json_mode: bool = False, *,
@@ -952,8 +991,8 @@ def _waiver_context(low: str, start: int, end: int) -> bool:
 
 
 _WAIVER_WORDS = r"(?:ignore|ignored|off|disable|disabled|waive|waived|skip|allow|allowed|exempt|ok)"
-_WAIVER_BEFORE = re.compile(rf"\b(?:{_WAIVER_WORDS}|noqa|nosec)[\s:=,]*$")
-_WAIVER_AFTER = re.compile(rf"\s*[:=]?\s*{_WAIVER_WORDS}\b")
+_WAIVER_BEFORE = _lazy("_WAIVER_BEFORE", rf"\b(?:{_WAIVER_WORDS}|noqa|nosec)[\s:=,]*$")
+_WAIVER_AFTER = _lazy("_WAIVER_AFTER", rf"\s*[:=]?\s*{_WAIVER_WORDS}\b")
 
 
 def _starts_clause(low: str, pos: int) -> bool:
@@ -967,9 +1006,10 @@ def _starts_clause(low: str, pos: int) -> bool:
     return m is not None
 
 
-_INTRO_WORD = re.compile(r"(?:important|urgent|attention|note|warning|critical|here\s+are|"
-                         r"follow|these\s+are|увага|важливо|важно|внимание)\W*$")
-_NEGATION = re.compile(r"(?:\bnot|n't|n’t|\bnever|\bне|\bни)\s+$")
+_INTRO_WORD = _lazy("_INTRO_WORD",
+                    r"(?:important|urgent|attention|note|warning|critical|here\s+are|"
+                    r"follow|these\s+are|увага|важливо|важно|внимание)\W*$")
+_NEGATION = _lazy("_NEGATION", r"(?:\bnot|n't|n’t|\bnever|\bне|\bни)\s+$")
 
 
 def _line_start(s: str, pos: int) -> int:
@@ -1004,13 +1044,14 @@ def _dedupe(hits: list[Hit]) -> list[Hit]:
 
 # --------------------------------------------------------------------------- rule regexes
 
-_SHOUTED = re.compile(  # case-sensitive; the whole line must be in capitals too
+_SHOUTED = _lazy(  # case-sensitive; the whole line must be in capitals too
+    "_SHOUTED",
     r"\b(?:SYSTEM\s+(?:PROMPT|MESSAGE|INSTRUCTIONS?|OVERRIDE|NOTICE)"
     r"|(?:CORE|NEW|HIDDEN|SECRET|REAL|FOLLOW(?:\s+THE)?|IMPORTANT|URGENT"
     r"|ADMIN(?:ISTRATOR)?)\s+INSTRUCTIONS?"
     r"|ADMIN(?:ISTRATOR)?\s+(?:REQUEST|OVERRIDE|COMMAND|MESSAGE)"
     r"|INSTRUCTIONS?\s+FOR\s+(?:THE\s+)?(?:AI|ASSISTANT|MODEL|AGENT|LLM))\b")
-_REACT = re.compile(r"action\s+input\s*:\s*\S")
+_REACT = _lazy("_REACT", r"action\s+input\s*:\s*\S")
 
 
 def _bracket_regexes() -> tuple[re.Pattern[str], ...]:
@@ -1060,7 +1101,8 @@ def _scheme_regex() -> re.Pattern[str]:
     return re.compile(r"\](?:\(|:)\s*(?P<scheme>(?:javascript|vbscript)\s*:|data:text/html)")
 
 
-_ATTR_RISK = re.compile(
+_ATTR_RISK = _lazy(
+    "_ATTR_RISK",
     r"[\s\"'/](?P<handler>on[a-z]{3,}\s*=\s*(?!\{)\S{0,60})"
     r"|\shidden(?P<hidden>)(?=[\s/>=])"
     r"|\sstyle\s*=\s*[\"']?[^\"'<>]*?(?P<style>display\s*:\s*none|visibility\s*:\s*hidden"
@@ -1070,8 +1112,9 @@ _ATTR_RISK = re.compile(
     r"|(?P<active>(?:javascript|vbscript)\s*:|data:text/html|expression\s*\()")
 _KEYS = "arguments|parameters|args|params|input|tool_input|action_input|kwargs" \
         "|function_call|tool_calls|tool_use"
-_ARGS_KEY_DQ = re.compile(f'"(?P<key>{_KEYS})"\\s*:')  # literal first character: fast skip
-_ARGS_KEY_SQ = re.compile(f"'(?P<key>{_KEYS})'\\s*:")
+# A literal first character lets the regex engine skip ahead fast.
+_ARGS_KEY_DQ = _lazy("_ARGS_KEY_DQ", f'"(?P<key>{_KEYS})"\\s*:')
+_ARGS_KEY_SQ = _lazy("_ARGS_KEY_SQ", f"'(?P<key>{_KEYS})'\\s*:")
 
 
 def _args_keys(low: str) -> list[re.Match[str]]:
@@ -1080,7 +1123,8 @@ def _args_keys(low: str) -> list[re.Match[str]]:
     return sorted(found, key=lambda m: m.start())
 
 
-_NAME_KEY = re.compile(
+_NAME_KEY = _lazy(
+    "_NAME_KEY",
     r"[\"'](?:name|tool|tool_name|function|recipient_name|action|command)[\"']\s*:\s*"
     r"[\"'][^\"'\n]{1,100}[\"']")
 _SCHEME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789+.-")
@@ -1102,24 +1146,25 @@ def _url_suspect(rest: str) -> bool:
 
 
 _PLACEHOLDER_CHAR = re.compile(r"[{\[$<]|%7[bB]|=\[")
-_IMG_SRC = re.compile(r"<img\b[^<>]*\bsrc\s*=\s*[\"']?$")
+_IMG_SRC = _lazy("_IMG_SRC", r"<img\b[^<>]*\bsrc\s*=\s*[\"']?$")
 
 _B64_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=_-")
 _B64_SAMPLE_RUN = re.compile(r"[A-Za-z0-9+/=_\-\\]{8,}")
 _B64_RUN_FWD = re.compile(r"[A-Za-z0-9+/=_\-]*")
 _HEX_ONLY = re.compile(r"[0-9a-fA-F]+")
-_ESCAPED_HEX = re.compile(r"\\x[0-9a-fA-F]{2}(?:\\x[0-9a-fA-F]{2}){63,}")
+_ESCAPED_HEX = _lazy("_ESCAPED_HEX", r"\\x[0-9a-fA-F]{2}(?:\\x[0-9a-fA-F]{2}){63,}")
 _WRAPPED_B64 = _line_pattern(
     r"([ \t]*[A-Za-z0-9+/]{40,}={0,2}[ \t]*(?:\r?\n[ \t]*[A-Za-z0-9+/]{16,}={0,2}[ \t]*){2,})")
 
 _PRINTABLE_ASCII = bytes(range(0x20, 0x7F)) + b"\t\n\r\x0c"  # deleted: controls remain
-_INVISIBLE = re.compile(  # and the Unicode spaces, which the trigger pass needs noted
+_INVISIBLE = _lazy(  # and the Unicode spaces, which the trigger pass needs noted
+    "_INVISIBLE",
     "[\x01-\x08\x0b\x0e-\x1f\x7f-\x9f\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180e"
     "\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2028\u2029\u206a-\u206f\u3164"
     "\ufe00-\ufe0e\ufeff\uffa0\ufff9-\ufffb\U000e0000-\U000e007f\U000e0100-\U000e01ef"
     "\xa0\u1680\u2000-\u200a\u202f\u205f\u3000]")
-_RTL_LETTER = re.compile("[\u0590-\u08ff\ufb1d-\ufdff\ufe70-\ufefc\U00010800-\U00010fff"
-                         "\U0001e800-\U0001efff]")
+_RTL_LETTER = _lazy("_RTL_LETTER", "[\u0590-\u08ff\ufb1d-\ufdff\ufe70-\ufefc"
+                                   "\U00010800-\U00010fff\U0001e800-\U0001efff]")
 
 
 def _run_bounds(text: str, p: int, floor: int) -> tuple[int, int]:
@@ -1167,17 +1212,19 @@ def _decoded_preview(raw: bytes) -> str:
     return f" (decodes to text {_quote(s, 60)})"
 
 
-_EXFIL_WORDS = re.compile(
+_EXFIL_WORDS = _lazy(
+    "_EXFIL_WORDS",
     r"secret|token|passw|passwd|pwd|key|credential|cred|data|conversation|history|memory|"
     r"context|prompt|info|summary|chat|message|content|text|output|env|cookie|session|email|"
     r"user|name|address|phone|card|ssn|leak|exfil|payload|dump|q\b", re.I)
-_PLACEHOLDER_CASED = re.compile(
+_PLACEHOLDER_CASED = _lazy(
+    "_PLACEHOLDER_CASED",
     r"\{\{[^{}]{0,80}\}\}|\$\{[^{}]{0,80}\}|\$\([^()]{0,80}\)|%7[bB]%7[bB]"
     r"|\{[A-Za-z_][\w.\- ]{0,40}\}|\[[A-Z][A-Z0-9_ ]{1,30}\]|<[A-Z][A-Z0-9_]{1,30}>"
     r"|\$[A-Z][A-Z0-9_]{2,}")
-_UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", re.I)
-_BLOB = re.compile(r"[A-Za-z0-9+/=_%\-]{32,}")
-_PCT = re.compile(r"%[0-9A-Fa-f]{2}")
+_UUID = _lazy("_UUID", r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", re.I)
+_BLOB = _lazy("_BLOB", r"[A-Za-z0-9+/=_%\-]{32,}")
+_PCT = _lazy("_PCT", r"%[0-9A-Fa-f]{2}")
 
 
 def _exfil_reason(url: str, image: bool) -> str | None:
@@ -1322,7 +1369,7 @@ def _in_flag_tag_sequence(text: str, i: int) -> bool:
 # --------------------------------------------------------------------------- JSON files
 
 
-_JSON_STRING = re.compile(r'"(?:[^"\\\n]|\\.)*"')
+_JSON_STRING = _lazy("_JSON_STRING", r'"(?:[^"\\\n]|\\.)*"')
 
 
 def _scan_json(text: str, kind: str, walk: bool | None = None) -> list[Hit]:
