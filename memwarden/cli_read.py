@@ -1,9 +1,8 @@
 """`memwarden read` and `memwarden diff`: the read side's command line.
 
 Kept light on purpose (a runtime calls `read` before every run): only click at import
-time; the repository, the config and the tokenizer load inside the commands. A first
-read of a commit builds the tokenizer in a forked child while git objects are read here
-(read.counting_ahead), and reads objects through `git cat-file` rather than pygit2.
+time; the repository, the config and the tokenizer load inside the commands, and `read`
+takes its few objects from `git cat-file` rather than importing pygit2.
 """
 
 from __future__ import annotations
@@ -56,14 +55,13 @@ def read_cmd(agent: str, mode: str, max_tokens: int | None, at: str | None,
     """Print an agent's memory at one commit, within the mode's token budget.
 
     Same commit, mode and budget: byte-identical output. Exit 0, or 2 on a usage error."""
-    from memwarden.read import counting_ahead, read_memory, render_markdown, serialize
+    from memwarden.read import read_memory, render_markdown, serialize
 
-    with counting_ahead():  # first, so the forked child holds no git process's pipes
-        repo, cache_dir = _open("read")
-        config = _config(config_path)
-        with _objects(repo, mode) as objects:
-            doc = read_memory(objects, agent, mode, max_tokens, at, since, config,
-                              cache_dir=cache_dir)
+    repo, cache_dir = _open("read")
+    config = _config(config_path)
+    with _objects(repo, mode) as objects:
+        doc = read_memory(objects, agent, mode, max_tokens, at, since, config,
+                          cache_dir=cache_dir)
     click.echo(serialize(doc) if fmt == "json" else render_markdown(doc), nl=False)
     raise SystemExit(0)
 
@@ -73,12 +71,11 @@ def _objects(repo: Any, mode: str) -> Any:
     import, ~45 ms less) unless the mode walks history (temporal: the Repo itself)."""
     from contextlib import nullcontext
 
-    from memwarden import repo as repo_module
+    from memwarden.repo import BatchReader
 
-    batch = getattr(repo_module, "BatchReader", None)  # TODO(lead): plain import once landed
-    if mode == "temporal" or batch is None:
+    if mode == "temporal":
         return nullcontext(repo)
-    return batch(repo)
+    return BatchReader(repo)
 
 
 @click.command("diff")

@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import datetime as _dt
 import json
-import os
 import re
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
@@ -173,33 +172,6 @@ def _digit_tokens(n: int) -> int:
     return -(-len(str(n)) // 3)
 
 
-def _encode(text: str, encoding: str) -> tuple[int, list[int] | None]:
-    """(tokens in `text`, the tokens themselves when encoded in this process): from the
-    count-ahead child when one serves this encoding, else tiktoken here."""
-    if _ahead is not None:
-        n = _ahead.count(text, encoding)
-        if n is not None:
-            return n, None
-    from memwarden.tokens import get_encoder
-
-    tokens = get_encoder(encoding).encode_ordinary(text)
-    return len(tokens), tokens
-
-
-def _token_sizes(text: str, encoding: str, tokens: list[int] | None) -> list[int]:
-    """The length in UTF-8 bytes of each token of `text`, in order."""
-    if tokens is None and _ahead is not None:
-        sizes = _ahead.sizes(text, encoding)
-        if sizes is not None:
-            return sizes
-    from memwarden.tokens import get_encoder
-
-    enc = get_encoder(encoding)
-    if tokens is None:
-        tokens = enc.encode_ordinary(text)
-    return [len(b) for b in enc.decode_tokens_bytes(tokens)]
-
-
 def _count_serialized(text: str, encoding: str,
                       counter: Any = None) -> tuple[int, list[int] | None]:
     """Exact tokens of `text`, from the in-process memo, the counter's cache (keyed by the
@@ -216,7 +188,10 @@ def _count_serialized(text: str, encoding: str,
         blob = hash_blob(text.encode("utf-8"))
         n = counter.cached(blob)
     if n is None:
-        n, tokens = _encode(text, encoding)
+        from memwarden.tokens import get_encoder
+
+        tokens = get_encoder(encoding).encode_ordinary(text)
+        n = len(tokens)
         if blob is not None:
             counter.merge({blob: n})
     if len(_count_memo) > 256:
@@ -248,10 +223,10 @@ def finish_count(doc: dict[str, Any], encoding: str, counter: Any = None) -> int
     return _finish(doc, encoding, counter)[0]
 
 
-def _unit_cost(unit: Unit, encoding: str) -> int:
+def _unit_cost(unit: Unit, enc: Any) -> int:
     """Tokens a unit adds as JSON-escaped text plus its fact ids (fallback estimate)."""
     text = json.dumps(unit.text, ensure_ascii=False)[1:-1] + "".join(f'"{i}",' for i in unit.ids)
-    return _encode(text, encoding)[0]
+    return len(enc.encode_ordinary(text))
 
 
 def fit(parts: list[Part], assemble: Callable[[int], dict[str, Any]], budget: int | None,
@@ -287,7 +262,7 @@ def fit(parts: list[Part], assemble: Callable[[int], dict[str, Any]], budget: in
 
 
 def _offset_costs(text: str, tokens: list[int] | None, parts: list[Part], anchor: str,
-                  encoding: str) -> dict[int, int] | None:
+                  enc: Any) -> dict[int, int] | None:
     """Tokens each rank holds in the full response, from one encode: every token goes to
     the unit whose bytes it starts in (exact up to a token at each unit boundary). Fact ids
     in meta.factIds are charged at the list's average per id."""
@@ -295,7 +270,9 @@ def _offset_costs(text: str, tokens: list[int] | None, parts: list[Part], anchor
     from itertools import accumulate
 
     data = text.encode("utf-8")
-    starts = list(accumulate(_token_sizes(text, encoding, tokens), initial=0))
+    if tokens is None:
+        tokens = enc.encode_ordinary(text)
+    starts = list(accumulate((len(b) for b in enc.decode_tokens_bytes(tokens)), initial=0))
 
     def tokens_in(a: int, b: int) -> int:
         return bisect_left(starts, b) - bisect_left(starts, a)
@@ -333,12 +310,15 @@ def _search(ranks: list[int], top: int, n: int, full: tuple[str, list[int] | Non
             counter: Any, parts: list[Part], anchor: str) -> tuple[int, dict[str, Any]]:
     """fit()'s slow path: (the cut k, its document). `full` is the whole response as
     counted (text, tokens if already encoded)."""
-    cost = _offset_costs(full[0], full[1], parts, anchor, encoding)
+    from memwarden.tokens import get_encoder
+
+    enc = get_encoder(encoding)
+    cost = _offset_costs(full[0], full[1], parts, anchor, enc)
     if cost is None:  # cannot happen for our documents; estimate unit by unit instead
         cost = dict.fromkeys(ranks, 0)
         for p in parts:
             for u in p.units:
-                cost[u.rank] += _unit_cost(u, encoding)
+                cost[u.rank] += _unit_cost(u, enc)
     # Calibrate on the exact full count: est(k) = n - cost of the ranks dropped.
     margin = 8 + budget // 500
     est, k = n, top
@@ -412,156 +392,6 @@ def counting_cache(encoding: str, cache_dir: Path | None) -> Iterator[Any]:
     counter = TokenCounter(encoding, cache_dir)
     yield counter
     counter.save()
-
-
-# --------------------------------------------------------------------------- count ahead
-
-_ahead: CountAhead | None = None  # the child counting for this process (the CLI), if any
-
-
-class CountAhead:
-    """A forked child that builds the tokenizer while this process reads git and plans the
-    response, then counts for it. A first `memwarden read` spends ~65 ms building tiktoken
-    (rank table, regex) and ~30 ms on everything else, one after the other; the child moves
-    the first onto another core. Counts come from the same get_encoder + encode_ordinary, so
-    they are exact; a child that fails or prepares another encoding is simply not asked
-    (the caller counts in this process). POSIX only (start() gives None elsewhere)."""
-
-    def __init__(self, pid: int, to_child: int, from_child: int) -> None:
-        self.pid = pid
-        self._out: Any = os.fdopen(to_child, "wb")
-        self._in: Any = os.fdopen(from_child, "rb")
-        self.encoding: str | None = None  # what the child builds, once it has said
-
-    @classmethod
-    def start(cls) -> CountAhead | None:
-        """Fork the child (before any git process starts, so it holds none of their pipes)."""
-        if not hasattr(os, "fork"):
-            return None
-        r1, w1 = os.pipe()
-        r2, w2 = os.pipe()
-        try:
-            pid = os.fork()
-        except OSError:
-            for fd in (r1, w1, r2, w2):
-                os.close(fd)
-            return None
-        if pid == 0:  # the child: never returns, never runs the parent's exit handlers
-            code = 1
-            try:
-                for fd in (w1, r2):
-                    os.close(fd)
-                _serve_counts(r1, w2)
-                code = 0
-            finally:
-                os._exit(code)
-        os.close(r1)
-        os.close(w2)
-        return cls(pid, w1, r2)
-
-    def _ask(self, op: bytes, text: str, encoding: str) -> bytes | None:
-        """Send one request; the reply's payload, or None when the child cannot serve it."""
-        if self._in is None:
-            return None
-        try:
-            if self.encoding is None:
-                self.encoding = self._in.readline().decode("ascii").strip()
-            if self.encoding != encoding:
-                return None
-            data = text.encode("utf-8", "surrogatepass")
-            self._out.write(op + len(data).to_bytes(8, "little") + data)
-            self._out.flush()
-            head = self._in.read(8)
-            size = int.from_bytes(head, "little") if len(head) == 8 else -1
-            body = self._in.read(size) if size >= 0 else b""
-            if size < 0 or len(body) != size:
-                raise OSError("count-ahead child stopped")
-            return body
-        except (OSError, ValueError):
-            self.close()
-            return None
-
-    def count(self, text: str, encoding: str) -> int | None:
-        body = self._ask(b"c", text, encoding)
-        return int.from_bytes(body, "little") if body is not None else None
-
-    def sizes(self, text: str, encoding: str) -> list[int] | None:
-        """UTF-8 bytes of each token of `text` (what fit()'s slow path weighs units by)."""
-        from array import array
-
-        body = self._ask(b"s", text, encoding)
-        if body is None or len(body) % 4:
-            return None
-        return array("I", body).tolist()
-
-    def close(self) -> None:
-        """Stop the child (it may still be building when no count was needed) and reap it."""
-        import signal
-
-        if self._in is None:
-            return
-        for f in (self._out, self._in):
-            try:
-                f.close()
-            except OSError:
-                pass
-        self._in = None
-        try:
-            os.kill(self.pid, signal.SIGKILL)
-        except OSError:
-            pass
-        try:
-            os.waitpid(self.pid, 0)
-        except ChildProcessError:
-            pass
-
-
-def _serve_counts(inp: int, out: int) -> None:
-    """The child's loop: announce the default encoding, build it, answer requests until
-    EOF. A request is op (b"c" count, b"s" token sizes), 8-byte length, UTF-8 text; a
-    reply is an 8-byte length and the count (8 bytes) or the sizes (uint32 each)."""
-    import signal
-    from array import array
-
-    from memwarden.config import default_data
-    from memwarden.tokens import get_encoder
-
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
-    null = os.open(os.devnull, os.O_RDWR)  # keep none of the parent's standard streams
-    for fd in (0, 1, 2):
-        os.dup2(null, fd)
-    os.close(null)
-    name = default_data()["encoding"]
-    with os.fdopen(inp, "rb") as rd, os.fdopen(out, "wb") as wr:
-        wr.write(name.encode("ascii") + b"\n")
-        wr.flush()
-        enc = get_encoder(name)
-        while True:
-            head = rd.read(9)
-            if len(head) != 9:
-                return
-            data = rd.read(int.from_bytes(head[1:], "little"))
-            tokens = enc.encode_ordinary(data.decode("utf-8", "surrogatepass"))
-            if head[:1] == b"c":
-                body = len(tokens).to_bytes(8, "little")
-            else:
-                body = array("I", [len(b) for b in enc.decode_tokens_bytes(tokens)]).tobytes()
-            wr.write(len(body).to_bytes(8, "little") + body)
-            wr.flush()
-
-
-@contextmanager
-def counting_ahead() -> Iterator[CountAhead | None]:
-    """Count this process's reads through a CountAhead child for the duration (the CLI)."""
-    global _ahead
-    helper = CountAhead.start()
-    _ahead = helper
-    try:
-        yield helper
-    finally:
-        _ahead = None
-        if helper is not None:
-            helper.close()
 
 
 # --------------------------------------------------------------------------- repository
@@ -898,9 +728,19 @@ def _meta(rd: _Reader) -> dict[str, Any]:
         out["version"] = v
     for key in META_FIELDS:
         val = doc.get(key)
-        if isinstance(val, str) and len(val) <= MAX_META_TEXT:
+        if isinstance(val, str) and len(val) <= MAX_META_TEXT and _utf8(val):
             out[key] = val
     return out
+
+
+def _utf8(text: str) -> bool:
+    """False for text UTF-8 cannot carry: lone surrogates, which JSON escapes like
+    "\\ud800" produce and which the response (UTF-8) could not hold."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _temporal(rd: _Reader, agent: str, since_ts: int) -> dict[str, Any]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -12,6 +13,7 @@ from conftest import GIT_ENV, git, make_repo, write_files
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from memwarden import repo as repo_module
 from memwarden.entries import parse_facts
 from memwarden.errors import MemwardenError
 from memwarden.read import (
@@ -433,6 +435,9 @@ def test_budget_is_never_exceeded_and_count_is_exact(tmp_path_factory, files, mo
     assert count_text(render_markdown(doc), encoding) <= doc["tokenCount"]
     assert "RUN-MARKER" not in out
     assert serialize(read_memory(r, "a", mode, max_tokens=budget)) == out
+    if BatchReader is not None:  # what the CLI reads through gives the same bytes
+        with BatchReader(r) as objects:
+            assert serialize(read_memory(objects, "a", mode, max_tokens=budget)) == out
     for name, text in doc["content"].items():
         if name == "decisions.md":
             continue
@@ -448,3 +453,100 @@ def test_budget_is_never_exceeded_and_count_is_exact(tmp_path_factory, files, mo
         kept, _ = parse_facts([ln.rstrip("\r\n") for ln in
                                split_keepends(doc["content"]["facts.md"])])
         assert doc["meta"]["factIds"] == [f.id for f in kept]
+
+
+# --------------------------------------------------------------------------- git cat-file
+
+BatchReader = getattr(repo_module, "BatchReader", None)
+needs_batch = pytest.mark.skipif(BatchReader is None, reason="memwarden.repo.BatchReader absent")
+ODD_PATHS = ["memory/a/facts.md", "memory/a/run.sh", "memory/a/link", "memory/a/sub",
+             "memory/a/sub/x.md", "memory/a/mod", "memory/a/none.md", "memory/zz/facts.md",
+             "memory", "memwarden.toml", "memory/a/facts.md/x", "./memory/a/facts.md",
+             "memory//a/facts.md", "memory/a/../a/facts.md", "memory/a/na\nme.md",
+             "memory/a/ü.md"]
+
+
+def odd_repo(tmp_path: Path) -> Path:
+    """Two commits holding an executable, a symlink, a folder, a gitlink and a non-ASCII
+    name, the first committed a day after it was authored and tagged (annotated)."""
+    root = make_repo(tmp_path, {}, commit=False)
+    write_files(root, {"memory/a/facts.md": FACTS, "memory/a/run.sh": "#!/bin/sh\n",
+                       "memory/a/sub/x.md": "x\n", "memory/a/ü.md": "u\n"})
+    (root / "memory/a/run.sh").chmod(0o755)
+    (root / "memory/a/link").symlink_to("facts.md")
+    git(root, "add", "-A")
+    git(root, "update-index", "--add", "--cacheinfo",
+        f"160000,{'1' * 40},memory/a/mod")
+    env = {**os.environ, **GIT_ENV, "GIT_AUTHOR_DATE": "2026-02-16T08:00:00Z",
+           "GIT_COMMITTER_DATE": "2026-02-17T09:30:00Z"}
+    subprocess.run(["git", "commit", "-q", "-m", "one"], cwd=root, check=True, env=env)
+    git(root, "tag", "-a", "-m", "tag", "v1")
+    commit(root, {"memory/a/facts.md": FACTS + "- later\n"}, "2026-02-18T10:00:00Z")
+    return root
+
+
+@needs_batch
+def test_batch_reader_answers_as_the_repo(tmp_path):
+    root = odd_repo(tmp_path)
+    r = open_repo(root)
+    short = git(root, "rev-parse", "--short", "HEAD~1").strip()
+    with BatchReader(r) as objects:
+        for rev in ("HEAD", "main", "HEAD~1", "v1", short, r.resolve_commit("HEAD")):
+            assert objects.resolve_commit(rev) == r.resolve_commit(rev), rev
+            assert objects.commit_time(rev) == r.commit_time(rev), rev
+            for path in ODD_PATHS:
+                assert objects.read_path(rev, path) == r.read_path(rev, path), (rev, path)
+                assert objects.entry_at(rev, path) == r.entry_at(rev, path), (rev, path)
+        for bad in ("nope", "HEAD~9", "main:memory", "main\nHEAD", "v1^{tree}"):
+            with pytest.raises(MemwardenError):
+                r.resolve_commit(bad)
+            with pytest.raises(MemwardenError):
+                objects.resolve_commit(bad)
+
+
+@needs_batch
+def test_batch_reader_falls_back_to_the_repo_when_git_cannot_answer(tmp_path, monkeypatch):
+    root = odd_repo(tmp_path)
+    r = open_repo(root)
+    with BatchReader(r) as objects:  # git stops half way
+        assert objects.read_path("HEAD", "memory/a/facts.md") == r.read_path(
+            "HEAD", "memory/a/facts.md")
+        objects._proc.kill()
+        objects._proc.wait()
+        for path in ODD_PATHS:
+            assert objects.read_path("HEAD~1", path) == r.read_path("HEAD~1", path), path
+            assert objects.entry_at("HEAD~1", path) == r.entry_at("HEAD~1", path), path
+    monkeypatch.setenv("PATH", str(tmp_path / "no-git-here"))  # git never starts
+    with BatchReader(r) as objects:
+        assert objects.commit_time("v1") == r.commit_time("v1")
+        assert objects.read_path("main", "memory/a/sub/x.md") == b"x\n"
+
+
+@pytest.mark.parametrize("args", [("--mode", "basic"), ("--mode", "wide"), ("--mode", "deep"),
+                                  ("--mode", "wide", "--max-tokens", "300"),
+                                  ("--mode", "wide", "--at", "HEAD")])
+def test_cli_bytes_equal_the_api_bytes(repo, mw, args):
+    code, out, err = mw(repo, "read", "a", *args)
+    assert code == 0, err
+    mode, budget = args[1], int(args[3]) if "--max-tokens" in args else None
+    assert out == serialize(read_memory(open_repo(repo), "a", mode, max_tokens=budget))
+
+
+@needs_batch
+def test_cli_read_does_not_load_pygit2(repo):
+    """pygit2 takes ~50 ms to import; a read of a few blobs asks git cat-file instead."""
+    script = ("import sys\nfrom memwarden.cli import main\n"
+              "code = main(['read', 'a', '--mode', 'wide'])\n"
+              "assert 'pygit2' not in sys.modules, 'pygit2 was imported'\nsys.exit(code)\n")
+    proc = subprocess.run([sys.executable, "-c", script], cwd=repo, capture_output=True,
+                          text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == serialize(read_memory(open_repo(repo), "a", "wide"))
+
+
+def test_meta_text_utf8_cannot_carry_is_left_out(tmp_path, mw):
+    meta = '{"version": 2, "lastRunId": "\\ud800", "lastUpdate": "2026-02-17"}\n'
+    root = new_repo(tmp_path, {**FILES, "memory/a/meta.json": meta})
+    doc, out = read_json(mw, root, "a")
+    assert "lastRunId" not in doc["meta"] and doc["meta"]["lastUpdate"] == "2026-02-17"
+    assert doc["version"] == 2 and doc["tokenCount"] == exact(out)
