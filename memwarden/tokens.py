@@ -75,12 +75,10 @@ def _load_ranks(name: str, expected_hash: str | None) -> dict[bytes, int]:
 
 def _parsed_path(official: str) -> Path | None:
     """Where the parsed ranks of a verified rank file are kept (a per-user cache)."""
-    base = os.environ.get("MEMWARDEN_CACHE_DIR") or os.environ.get("XDG_CACHE_HOME")
-    root = Path(base) if base else Path.home() / ".cache"
-    if not base and not Path.home().is_dir():
-        return None
-    return (root if os.environ.get("MEMWARDEN_CACHE_DIR") else root / "memwarden") / \
-        f"ranks-{official[:16]}.marshal"
+    from memwarden.cachedir import user_cache_dir
+
+    root = user_cache_dir()
+    return root / f"ranks-{official[:16]}.marshal" if root is not None else None
 
 
 def _read_parsed(official: str) -> dict[bytes, int] | None:

@@ -394,8 +394,9 @@ def _compiled_triggers(low: str, cyrillic: bool,
 # regex and each is looked up in a dict trie of the same words: the same longest-trigger
 # rule, the same `\s+` for a space in a trigger, the same positions in the same order
 # (tests/test_injection_fast.py checks both ways agree on the evaluation corpus and on
-# generated text). Once a process has walked WALK_BUDGET characters, or has the tries
-# anyway (warm() before forking workers), it uses the tries: they are ~3x faster per MB.
+# generated text). The walk costs 50-70 ms per MB against 12 ms for the tries, so once a
+# process has walked WALK_BUDGET characters (about the cost of compiling the tries), or has
+# the tries anyway (warm() before forking workers), it uses the tries.
 WALK_BUDGET = 200_000
 _walk_left = WALK_BUDGET
 
@@ -414,8 +415,7 @@ def _walk_tables() -> tuple[dict, re.Pattern[str], re.Pattern[str]] | None:
         node[""] = {}
     punct = re.compile(_PUNCT)
     if any(punct.fullmatch(ch) or ch.isspace() for ch in root) or any(
-            word != " ".join(word.split(" ")) or word != " ".join(word.split())
-            for word in _trigger_kinds()):
+            word != " ".join(word.split()) for word in _trigger_kinds()):
         return None
     first = "".join(sorted(re.escape(ch) for ch in root))
     starts = re.compile(f"[ \\t\\n]{_PUNCT}*(?=[{first}])")
@@ -448,7 +448,8 @@ def _trie_end(low: str, pos: int, root: dict) -> int:
 def _walked_triggers(low: str, space_breaks: list[int]) -> list[tuple[str, int]]:
     """What _compiled_triggers yields, in the same order, without compiling the tries."""
     tables = _walk_tables()
-    assert tables is not None
+    if tables is None:  # never with the shipped markers (a test checks)
+        return list(_compiled_triggers(low, True, space_breaks))
     root, starts, lead = tables
     by_break: dict[str, list[int]] = {"\n": [], " ": [], "\t": []}
     for m in starts.finditer(low):

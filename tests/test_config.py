@@ -102,3 +102,15 @@ def test_cli_select_validation(tmp_path, mw):
     root = make_repo(tmp_path, {"memory/a/facts.md": "# Facts\n"})
     code, _, err = mw(root, "check", "--select", "BOGUS")
     assert code == 2 and "--select" in err
+
+
+def test_valid_config_is_remembered_invalid_never(tmp_path, monkeypatch):
+    from memwarden.config import ConfigError, _valid_marker, parse_config
+
+    monkeypatch.setenv("MEMWARDEN_CACHE_DIR", str(tmp_path / "cache"))
+    parse_config("[limits]\nfacts = 6000\n")
+    assert _valid_marker({"limits": {"facts": 6000}}).exists()
+    for _ in range(2):  # no marker is ever written for a bad config
+        with pytest.raises(ConfigError, match="limits.facts"):
+            parse_config("[limits]\nfacts = 'lots'\n")
+    assert len(list((tmp_path / "cache").glob("config-valid-*"))) == 1
