@@ -48,6 +48,9 @@ class Repo:
         self.root = root.resolve() if root else None
         self.is_bare = root is None
         self._changed: dict[tuple[str | None, str], list[str]] = {}  # commits never change
+        # paths each commit written in this process changed (Writer knows them): history
+        # walks skip tree lookups on the commits that left a path alone
+        self._written: dict[str, frozenset[str]] = {}
 
     @cached_property
     def _repo(self) -> pygit2.Repository:
@@ -294,11 +297,18 @@ class Repo:
         walker.simplify_first_parent()
         last_blob: str | None = None
         last_time = 0
+        child_kept = False  # the commit after this one is known not to have changed `path`
         for n, commit in enumerate(walker):
+            sha = str(commit.id)
+            if child_kept and n < depth:
+                last_time = int(commit.commit_time)  # same blob as its child: no lookup
+                child_kept = path not in self._written.get(sha, (path,))
+                continue
             try:
                 blob: str | None = str(commit.tree[path].id)
             except KeyError:
                 blob = None
+            child_kept = path not in self._written.get(sha, (path,))
             if blob != last_blob and last_blob is not None:
                 versions.append((last_time, last_blob))  # introduced by the commit after
             if blob is None or n >= depth:
@@ -847,7 +857,10 @@ class Writer:
         sig_a = _signature(author, when)
         sig_c = _signature(committer, when)
         parents = [parent.id] if parent is not None else []
-        return str(r.create_commit(None, sig_a, sig_c, message, tree, parents))
+        sha = str(r.create_commit(None, sig_a, sig_c, message, tree, parents))
+        if parent is not None:
+            self.repo._written[sha] = frozenset(changes)
+        return sha
 
     def create_branch(self, name: str, commit: str) -> None:
         """Create refs/heads/<name>; refuse to move an existing branch (no lost work)."""

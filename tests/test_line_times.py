@@ -48,3 +48,33 @@ def test_line_times_match_git_blame(tmp_path, seed):
     repo = open_repo(tmp_path)
     assert repo.line_times("HEAD", "facts.md") == expected
     assert repo.line_times("HEAD", "missing.md") == []
+
+
+def test_line_times_over_commits_written_in_process(tmp_path):
+    """Commits this process wrote are walked without tree lookups where they left the
+    file alone; the answer must still be git's."""
+    from memwarden.repo import Writer
+
+    _git(tmp_path, "init", "-q")
+    (tmp_path / "facts.md").write_text("- first\n")
+    _git(tmp_path, "add", "-A")
+    _git(tmp_path, "commit", "-qm", "root", when=1_700_000_000)
+    repo = open_repo(tmp_path)
+    tip = repo.resolve_commit("HEAD")
+    rnd = random.Random(11)
+    lines = ["- first"]
+    ident = ("t", "t@example.invalid")
+    for i in range(40):
+        if rnd.random() < 0.3:
+            lines.insert(rnd.randint(0, len(lines)), f"- fact {i}")
+            changes = {"facts.md": ("\n".join(lines) + "\n").encode()}
+        else:
+            changes = {f"other/{i % 5}.md": str(i).encode()}
+        tip = Writer(repo).commit_changes(tip, changes, f"c{i}\n", ident, ident,
+                                          1_700_000_000 + 600 * (i + 1))
+    _git(tmp_path, "update-ref", "refs/heads/main", tip)
+    porcelain = _git(tmp_path, "blame", "--line-porcelain", "main", "--", "facts.md")
+    expected = [int(ln.split()[1]) for ln in porcelain.splitlines()
+                if ln.startswith("committer-time ")]
+    assert repo.line_times(tip, "facts.md") == expected
+    assert open_repo(tmp_path).line_times(tip, "facts.md") == expected  # no shortcut
