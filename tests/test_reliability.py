@@ -410,7 +410,12 @@ def template(tmp_path_factory: pytest.TempPathFactory, iso_env: dict[str, str]) 
         assert not any(r.get("warning") for r in results), results
         assert sum(bool(r["evicted"]) for r in results) == 2, results
     idle = _timed(runs, iso_env)
-    return Template(root, built.expected, {p: (idle[p][0], full[p][0]) for p in runs})
+    for run in runs.values():  # time a second full run: the first one also filled caches
+        shutil.rmtree(run)
+        fresh_copy(root, run)
+    again = _timed(runs, iso_env)
+    return Template(root, built.expected,
+                    {p: (idle[p][0], min(full[p][0], again[p][0])) for p in runs})
 
 
 def _crash_cmd(run: Path, push: bool) -> list[str]:
@@ -527,7 +532,7 @@ def test_sigkill_at_random_points_is_safe(template: Template, tmp_path: Path, mw
         push, group = i % 2 == 1, i % 4 >= 2
         # stratified over the run, from late in start-up to the end
         start, end = template.window[push]
-        lo, hi = 0.7 * start, end
+        lo, hi = 0.7 * start, 0.9 * end  # the end of a run is its exit: nothing to kill
         delay = lo + (hi - lo) * (i // 2 + rng.random()) / (CRASH_RUNS // 2)
         crashes.append(Crash(tmp_path / f"run{i}", push, group, delay))
     with ThreadPoolExecutor(max_workers=2) as pool:
