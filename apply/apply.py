@@ -134,7 +134,8 @@ def apply_one(repo: Repo, ref: str, config: Config, approved_by: str | None,
     base = repo.merge_base(batch_start or main, head)
     if base is None:
         raise MemwardenError(f"{ref} shares no history with main (fetch-depth: 0 needed)")
-    verdict = gate(repo, ref, main, today=now.date(), preview=False, merge_base=base)
+    verdict = gate(repo, ref, main, today=now.date(), preview=False, merge_base=base,
+                   disk_cache=main_tip is None)
     result.tokens = verdict.tokens
     result.auto = verdict.auto_eligible
     refusal = _agent_refusal(repo, config, main, agent)
