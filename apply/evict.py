@@ -58,18 +58,40 @@ def evict_facts(text: str, protected: set[str], last_used: dict[str, float],
         group = 0 if f.deprecated else (1 if used < stale_before else 2)  # type: ignore
         return group, used, f.line  # type: ignore[attr-defined]
 
-    out: list[Evicted] = []
-    spans: list[tuple[int, int]] = []
-    current = text
-    for f in sorted((f for f in facts if f.id not in protected), key=rank):
-        if count_text(current, encoding) <= target:
-            break
+    cands = sorted((f for f in facts if f.id not in protected), key=rank)
+    if not cands:
+        return text, []
+
+    def without(k: int) -> str:
+        return "\n".join(_remove(lines, [(f.line, f.end_line) for f in cands[:k]])) + "\n"
+
+    # The fewest candidates, in rank order, that bring the file to the target: a binary
+    # search (removing whole lines lowers the count), then a step back while one fewer
+    # still fits: the answer of removing one by one and re-counting, at log2(n) counts
+    # instead of n (that loop cost 70 ms an eviction).
+    fits = {}
+
+    def ok(k: int) -> bool:
+        if k not in fits:
+            fits[k] = count_text(without(k), encoding) <= target
+        return fits[k]
+
+    lo, hi = 1, len(cands)
+    if ok(hi):
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if ok(mid):
+                hi = mid
+            else:
+                lo = mid + 1
+        while hi > 1 and ok(hi - 1):
+            hi -= 1
+    out = []
+    for f in cands[:hi]:
         used = last_used.get(f.id, 0.0)
         reason = "stale-fact" if f.deprecated or used < stale_before else "overflow"
         out.append(Evicted("facts.md", f.id, f.text, reason, (f.line, f.end_line)))
-        spans.append((f.line, f.end_line))
-        current = "\n".join(_remove(lines, spans)) + "\n"
-    return current, out
+    return without(hi), out
 
 
 def evict_loops(text: str, protected: set[str], now: _dt.datetime, limit: int, ratio: float,
