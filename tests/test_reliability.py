@@ -543,7 +543,9 @@ def test_sigkill_at_random_points_is_safe(template: Template, tmp_path: Path, mw
     killed = [c for c in crashes if c.killed]
     assert len(killed) >= CRASH_RUNS * 2 // 5, crashes
     # the kills landed at different points: before anything, between proposals, after all
-    assert len({(c.push, c.landed_at_kill) for c in killed}) >= 5, crashes
+    # (with --push the batch lands all 4 proposals in one atomic push, so that mode only
+    # has "none" and "all"; without it each proposal moves main on its own)
+    assert len({(c.push, c.landed_at_kill) for c in killed}) >= 4, crashes
     for push in (False, True):
         assert len({c.landed_at_kill for c in killed if c.push is push}) >= 2, crashes
 
