@@ -48,16 +48,14 @@ class ProposalResult:
         return doc
 
 
-def _ident(text: str) -> tuple[str, str]:
+def apply_identity(config: Config) -> tuple[str, str]:
+    """(name, email) of `apply_identity`: who commits what apply, maintain and the
+    lifecycle notes write."""
+    text = config.data["apply_identity"]
     m = re.fullmatch(r"(.+?) <([^<>]*)>", text.strip())
     if not m:
         raise MemwardenError(f"apply_identity {text!r}: expected 'Name <email>'")
     return m.group(1), m.group(2)
-
-
-def already_applied(repo: Repo, main: str, proposal_id: str) -> str | None:
-    """The commit on main's first-parent history that applied `proposal_id` (newest)."""
-    return AppliedIndex(repo).lookup(main, proposal_id)
 
 
 class AppliedIndex:
@@ -167,7 +165,7 @@ def apply_one(repo: Repo, ref: str, config: Config, approved_by: str | None,
                                expected.isdigit() else expected, "currentVersion": current})
         return result
     changes: dict[str, bytes | None] = {p: repo.read_path(head, p) for p in changed}
-    committer = _ident(config.data["apply_identity"])
+    committer = apply_identity(config)
     parent, evicted, evict_commits = main, [], []
     files = evict.agent_files(repo, main, agent, changes)
     if evict.overflow(config, agent, files):
@@ -344,7 +342,7 @@ def apply_all(repo: Repo, refs: list[str], config: Config, approved_by: str | No
     meanwhile, each proposal goes on its own: a push rejected because someone else moved
     main refetches main and retries from the stale check (bounded, with jitter). Every
     outcome is recorded in the proposal's lifecycle notes (one notes commit per batch)."""
-    committer = _ident(config.data["apply_identity"])
+    committer = apply_identity(config)
     rec = lifecycle.Recorder(repo, committer)
     applied = AppliedIndex(repo)
     if not dry_run:  # files left behind main by a killed run catch up first

@@ -165,12 +165,20 @@ class Recorder:
 
 
 def _union(a: bytes | None, b: bytes | None) -> bytes:
-    seen: list[str] = []
-    for line in (a or b"").decode("utf-8", "replace").splitlines() + \
-            (b or b"").decode("utf-8", "replace").splitlines():
-        if line not in seen:
-            seen.append(line)
-    return ("\n".join(seen) + "\n").encode()
+    lines = (a or b"").decode("utf-8", "replace").splitlines() + \
+        (b or b"").decode("utf-8", "replace").splitlines()
+    return ("\n".join(dict.fromkeys(lines)) + "\n").encode()  # first seen order
+
+
+def _merge_onto(repo: Repo, base: str, other: str, identity: tuple[str, str]) -> str:
+    """A notes commit on `base` holding, for every note `other` has differently, the union
+    of both notes' lines: events are never dropped, whoever wrote them."""
+    known = {e.path: e.oid for e in repo.tree_entries(base, everything=True)}
+    changes = {e.path: _union(repo.read_path(base, e.path),
+                              repo.read_blob(e.oid) if e.oid else None)
+               for e in repo.tree_entries(other, everything=True) if known.get(e.path) != e.oid}
+    return Writer(repo).commit_changes(base, changes, "memwarden: merge proposal lifecycle "
+                                       "notes\n", identity, identity)
 
 
 def push_notes(repo: Repo, remote: str, identity: tuple[str, str], attempts: int = 5
@@ -190,14 +198,7 @@ def push_notes(repo: Repo, remote: str, identity: tuple[str, str], attempts: int
         if theirs is None or repo.is_ancestor(theirs, local):
             new = local
         else:
-            changes = {}
-            theirs_paths = {e.path: e.oid for e in repo.tree_entries(theirs, everything=True)}
-            for e in repo.tree_entries(local, everything=True):
-                if theirs_paths.get(e.path) != e.oid:
-                    changes[e.path] = _union(repo.read_path(theirs, e.path),
-                                             repo.read_blob(e.oid) if e.oid else None)
-            new = Writer(repo).commit_changes(theirs, changes, "memwarden: merge proposal "
-                                              "lifecycle notes\n", identity, identity)
+            new = _merge_onto(repo, theirs, local, identity)
         try:
             if repo.push_with_lease(remote, new, NOTES_REF, theirs):
                 repo.compare_and_swap(NOTES_REF, new, local)
@@ -205,8 +206,8 @@ def push_notes(repo: Repo, remote: str, identity: tuple[str, str], attempts: int
         except MemwardenError as exc:
             return f"lifecycle notes not pushed: {exc}"
         time.sleep(random.uniform(0.02, 0.1) * (attempt + 1))
-    return f"lifecycle notes not pushed to {remote}: it kept moving; run `memwarden status " \
-           f"--push {remote}` later"
+    return (f"lifecycle notes not pushed to {remote}: it kept moving; they stay in "
+            f"{NOTES_REF} here and the next `apply --push` or `reject --push` merges them in")
 
 
 def fetch_notes(repo: Repo, remote: str, identity: tuple[str, str]) -> None:
@@ -220,12 +221,4 @@ def fetch_notes(repo: Repo, remote: str, identity: tuple[str, str]) -> None:
         return
     if repo.is_ancestor(theirs, local):
         return
-    mine = {e.path: e.oid for e in repo.tree_entries(local, everything=True)}
-    changes = {}
-    for e in repo.tree_entries(theirs, everything=True):
-        if mine.get(e.path) != e.oid:
-            changes[e.path] = _union(repo.read_path(local, e.path), repo.read_blob(e.oid)
-                                     if e.oid else None)
-    new = Writer(repo).commit_changes(local, changes, "memwarden: merge proposal lifecycle "
-                                      "notes\n", identity, identity)
-    repo.compare_and_swap(NOTES_REF, new, local)
+    repo.compare_and_swap(NOTES_REF, _merge_onto(repo, local, theirs, identity), local)

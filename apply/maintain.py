@@ -35,6 +35,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from memwarden.apply.apply import apply_identity
 from memwarden.config import Config, load_config, load_config_at
 from memwarden.errors import MemwardenError
 from memwarden.layout import AGENT_ID_RE, classify, timeline_date
@@ -430,14 +431,6 @@ def plan_overflow(repo: Repo, config: Config, parent: str, agent: str, now: _dt.
 
 # --- building and checking commits ----------------------------------------------------------
 
-def ident(config: Config) -> tuple[str, str]:
-    m = re.fullmatch(r"(.+?) <([^<>]*)>", config.data["apply_identity"].strip())
-    if not m:
-        raise MemwardenError(f"apply_identity {config.data['apply_identity']!r}: expected "
-                             "'Name <email>'")
-    return m.group(1), m.group(2)
-
-
 def commit_errors(repo: Repo, config: Config, sha: str, present: list[str],
                   today: _dt.date) -> list[Any]:
     """What `check-commits` / `verify-history` would report as errors on this commit
@@ -460,7 +453,7 @@ def commit_step(repo: Repo, config: Config, step: Step, parent: str, now: _dt.da
                 problems: list[str]) -> str | None:
     """Build the step's commit on `parent`; a file that would fail a policy is left out
     (and reported) rather than landing a commit that breaks verify-history."""
-    who = ident(config)
+    who = apply_identity(config)
     for _ in range(len(step.items) + 1):
         if not step.items:
             return None
@@ -569,7 +562,7 @@ def archive_removed(repo: Repo, config: Config, main: str, retention: Step,
                            sorted(files)}
     if not files:
         return doc
-    who = ident(config)
+    who = apply_identity(config)
     message = (f"memory-maintain: retention\n\nArchived from {config.data['main_branch']} "
                f"{main} before retention removes them there:\n\n"
                + "\n".join(f"- {p}" for p in sorted(files))

@@ -12,6 +12,7 @@ import datetime as _dt
 from typing import Any
 
 from memwarden.apply import lifecycle
+from memwarden.apply.apply import AppliedIndex, apply_identity
 from memwarden.config import Config
 from memwarden.errors import MemwardenError
 from memwarden.repo import Repo
@@ -21,14 +22,6 @@ from memwarden.trailers import parse_trailers
 def _trailers(repo: Repo, commit: str) -> dict[str, str]:
     raw = repo.commit_info(commit)["raw_message"].decode("utf-8", "replace")
     return {t.key.lower(): t.value for t in parse_trailers(raw)}
-
-
-def _applied_commit(repo: Repo, main: str, pid: str) -> str | None:
-    needle = f"Applied-Proposal: {pid}".encode()
-    for sha, raw in repo.first_parent_log(main):
-        if needle in raw and _trailers(repo, sha).get("applied-proposal") == pid:
-            return sha
-    return None
 
 
 def _notes_heads(repo: Repo, pid: str) -> list[str]:
@@ -49,7 +42,7 @@ def find_proposal(repo: Repo, config: Config, pid: str) -> dict[str, Any]:
     prefix = "refs/heads/" + config.data["proposal_prefix"]
     branches = [r for r in repo.refs(prefix) if r.rsplit("/", 1)[-1] == pid]
     main = repo.ref_target(f"refs/heads/{config.data['main_branch']}")
-    applied = _applied_commit(repo, main, pid) if main else None
+    applied = AppliedIndex(repo).lookup(main, pid) if main else None
     head = None
     if applied:
         head = _trailers(repo, applied).get("proposal-head")
@@ -140,7 +133,7 @@ def reject(repo: Repo, config: Config, pid: str, reason: str, by: str,
                                           f"{pid} is already on main as {where['applied'][:12]}"
                                           "; undo it with `git revert`")
     head = where["head"]
-    ident = _ident(config.data["apply_identity"])
+    ident = apply_identity(config)
     if remote:
         lifecycle.fetch_notes(repo, remote, ident)
     rec = lifecycle.Recorder(repo, ident)
@@ -157,8 +150,3 @@ def reject(repo: Repo, config: Config, pid: str, reason: str, by: str,
         doc["warning"] = warning
     return doc
 
-
-def _ident(text: str) -> tuple[str, str]:
-    from memwarden.apply.apply import _ident as parse
-
-    return parse(text)

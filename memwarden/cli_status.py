@@ -35,9 +35,9 @@ def status_cmd(proposal_id: str | None, remote: str | None, fmt: str) -> None:
 
     repo, config = _open()
     if remote:
-        from memwarden.apply.apply import _ident
+        from memwarden.apply.apply import apply_identity
 
-        lifecycle.fetch_notes(repo, remote, _ident(config.data["apply_identity"]))
+        lifecycle.fetch_notes(repo, remote, apply_identity(config))
     if proposal_id is None:
         rows = status.overview(repo, config)
         if fmt == "json":
