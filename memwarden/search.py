@@ -963,18 +963,9 @@ def resolve_rev(repo: Any, at: str | None, config: Any = None) -> str:
             return repo.resolve_commit(at)
         except MemwardenError:
             raise MemwardenError(f"--at {at}: not a commit in this repository") from None
-    if config is None:
-        from memwarden.config import load_config
+    from memwarden.read import main_commit  # one rule for every read-side command
 
-        config = load_config(None, repo.root)
-    main = config.data.get("main_branch", "main")
-    for rev in (main, "HEAD"):
-        try:
-            return repo.resolve_commit(rev)
-        except MemwardenError:
-            continue
-    raise MemwardenError(f"no commit to read: neither {main!r} nor HEAD names a commit "
-                         "(commit some memory first, or pass --at REV)")
+    return main_commit(repo, config)
 
 
 def check_options(agent: str | None, layer: int | None, top_k: int) -> None:
