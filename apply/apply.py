@@ -18,7 +18,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from memwarden.apply import bookkeeping, evict, lifecycle
-from memwarden.apply.gate import gate
+from memwarden.apply.ahead import CountAhead
+from memwarden.apply.gate import agent_of, gate
 from memwarden.config import Config
 from memwarden.errors import MemwardenError
 from memwarden.layout import classify
@@ -411,22 +412,27 @@ def _apply_batch(repo: Repo, refs: list[str], config: Config, approved_by: str |
         raise MemwardenError(f"{main_ref} does not exist")
     there = repo.remote_refs(remote, "refs/heads/" + config.data["proposal_prefix"] + "*")
     tip, results, updates = start, [], {}
-    for ref in refs:
-        refused = _refused_by_owner(repo, rec, ref)
-        if refused is not None:
-            results.append(refused)
-            continue
-        head = repo.resolve_commit(ref)
-        branch = _branch_ref(repo, ref)
-        if branch is not None and there.get(branch, head) != head:
-            return None  # an earlier attempt or new commits there: the careful path decides
-        res = apply_one(repo, ref, config, approved_by, now, force=force, main_tip=tip,
-                        applied=applied, batch_start=start)
-        if res.status == "applied":
-            tip = res.commits[-1]
-            if branch is not None and branch in there:
-                updates[branch] = (tip, head)
-        results.append(res)
+    ahead = _count_ahead(repo, refs, config, start)
+    try:
+        for ref in refs:
+            refused = _refused_by_owner(repo, rec, ref)
+            if refused is not None:
+                results.append(refused)
+                continue
+            head = repo.resolve_commit(ref)
+            branch = _branch_ref(repo, ref)
+            if branch is not None and there.get(branch, head) != head:
+                return None  # an earlier attempt or new commits there: the careful path
+            res = apply_one(repo, ref, config, approved_by, now, force=force, main_tip=tip,
+                            applied=applied, batch_start=start)
+            ahead.done_one()
+            if res.status == "applied":
+                tip = res.commits[-1]
+                if branch is not None and branch in there:
+                    updates[branch] = (tip, head)
+            results.append(res)
+    finally:
+        ahead.close()
     if tip != start:
         updates[main_ref] = (tip, start)
         try:
@@ -445,6 +451,18 @@ def _apply_batch(repo: Repo, refs: list[str], config: Config, approved_by: str |
             results[-1].details["warning"] = (f"local {main_ref} moved during apply; the "
                                               f"remote has the result: fetch {remote}")
     return results
+
+
+def _count_ahead(repo: Repo, refs: list[str], config: Config, start: str) -> CountAhead:
+    jobs = []
+    for ref in refs:
+        agent = agent_of(ref, config, [])
+        if agent is not None:
+            try:
+                jobs.append((agent, repo.resolve_commit(ref)))
+            except MemwardenError:
+                continue  # apply_one reports the bad ref
+    return CountAhead(repo, jobs, start, config.encoding)
 
 
 def _refused_by_owner(repo: Repo, rec: lifecycle.Recorder, ref: str) -> ProposalResult | None:

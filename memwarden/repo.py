@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from memwarden.errors import MemwardenError
 from memwarden.layout import GOVERNED_FILES, GOVERNED_PREFIXES, is_governed
@@ -104,6 +104,15 @@ def _middle_entries(a: tuple[bytes, list[int]], rb: bytes
     return _tree_entries(ra, start, end_a)[0], eb
 
 
+class _Written(NamedTuple):
+    """A commit this process wrote: walks of main's history read it from memory."""
+
+    parent: str
+    time: int
+    paths: frozenset[str]
+    message: bytes
+
+
 class Repo:
     """An open repository (bare or not). pygit2 is imported only when objects are needed,
     so a pre-commit run over a few files does not pay for it."""
@@ -116,7 +125,7 @@ class Repo:
         self._trees: dict[str, tuple[bytes, list[int]]] = {}  # tree id -> raw, entry offsets
         # paths each commit written in this process changed (Writer knows them): history
         # walks skip tree lookups on the commits that left a path alone
-        self._written: dict[str, frozenset[str]] = {}
+        self._written: dict[str, _Written] = {}
 
     @cached_property
     def _repo(self) -> pygit2.Repository:
@@ -338,16 +347,39 @@ class Repo:
 
     def first_parent_log(self, rev: str, limit: int = 100_000) -> Iterator[tuple[str, bytes]]:
         """(commit id, raw message) along first parents of `rev`, newest first."""
+        sha = self.resolve_commit(rev)
+        n = 0
+        while sha in self._written and n < limit:  # written here: walked from memory
+            w = self._written[sha]
+            yield sha, w.message
+            sha, n = w.parent, n + 1
+        for c in self._first_parent_walker(sha, limit - n):
+            yield str(c.id), c.raw_message
+
+    def _first_parents(self, rev: str) -> Iterator[tuple[str, int, frozenset[str] | None]]:
+        """(commit id, commit time, the paths it changed when this process wrote it, else
+        None) along first parents, newest first. A batch of apply writes hundreds of
+        commits and then walks back through them per eviction: those steps come from
+        memory instead of libgit2."""
+        sha = self.resolve_commit(rev)
+        while sha in self._written:
+            w = self._written[sha]
+            yield sha, w.time, w.paths
+            sha = w.parent
+        for c in self._first_parent_walker(sha):
+            yield str(c.id), int(c.commit_time), None
+
+    def _first_parent_walker(self, sha: str, limit: int = 10**9) -> Iterator[Any]:
         import pygit2
 
         # first parents form a chain: no sort needed, and a topological sort would read
         # the whole history before yielding the first commit
-        walker = self._repo.walk(self.resolve_commit(rev), pygit2.enums.SortMode.NONE)
+        walker = self._repo.walk(sha, pygit2.enums.SortMode.NONE)
         walker.simplify_first_parent()
         for n, c in enumerate(walker):
             if n >= limit:
                 return
-            yield str(c.id), c.raw_message
+            yield c
 
     def refs(self, prefix: str) -> list[str]:
         return sorted(r for r in self._repo.references if r.startswith(prefix))
@@ -392,31 +424,26 @@ class Repo:
         commit and diffs only the versions where the file changed."""
         import difflib
 
-        import pygit2
-
         r = self._repo
         versions: list[tuple[int, str]] = []  # (commit time, blob id), newest first
-        walker = r.walk(self.resolve_commit(rev), pygit2.enums.SortMode.NONE)
-        walker.simplify_first_parent()
         last_blob: str | None = None
         last_time = 0
         child_kept = False  # the commit after this one is known not to have changed `path`
-        for n, commit in enumerate(walker):
-            sha = str(commit.id)
+        for n, (sha, when, changed) in enumerate(self._first_parents(rev)):
             if child_kept and n < depth:
-                last_time = int(commit.commit_time)  # same blob as its child: no lookup
-                child_kept = path not in self._written.get(sha, (path,))
+                last_time = when  # same blob as its child: no lookup
+                child_kept = changed is not None and path not in changed
                 continue
             try:
-                blob: str | None = str(commit.tree[path].id)
+                blob: str | None = str(r.get(sha).tree[path].id)
             except KeyError:
                 blob = None
-            child_kept = path not in self._written.get(sha, (path,))
+            child_kept = changed is not None and path not in changed
             if blob != last_blob and last_blob is not None:
                 versions.append((last_time, last_blob))  # introduced by the commit after
             if blob is None or n >= depth:
                 break
-            last_blob, last_time = blob, int(commit.commit_time)
+            last_blob, last_time = blob, when
         if last_blob is not None and (not versions or versions[-1][1] != last_blob):
             versions.append((last_time, last_blob))
         times: list[int] = []
@@ -962,7 +989,8 @@ class Writer:
         parents = [parent.id] if parent is not None else []
         sha = str(r.create_commit(None, sig_a, sig_c, message, tree, parents))
         if parent is not None:
-            self.repo._written[sha] = frozenset(changes)
+            self.repo._written[sha] = _Written(str(parent.id), int(sig_c.time),
+                                               frozenset(changes), message.encode())
         return sha
 
     def create_branch(self, name: str, commit: str) -> None:

@@ -70,7 +70,7 @@ def test_line_times_over_commits_written_in_process(tmp_path):
             changes = {"facts.md": ("\n".join(lines) + "\n").encode()}
         else:
             changes = {f"other/{i % 5}.md": str(i).encode()}
-        tip = Writer(repo).commit_changes(tip, changes, f"c{i}\n", ident, ident,
+        tip = Writer(repo).commit_changes(tip, changes, f"c{i} ünï\n", ident, ident,
                                           1_700_000_000 + 600 * (i + 1))
     _git(tmp_path, "update-ref", "refs/heads/main", tip)
     porcelain = _git(tmp_path, "blame", "--line-porcelain", "main", "--", "facts.md")
@@ -78,3 +78,9 @@ def test_line_times_over_commits_written_in_process(tmp_path):
                 if ln.startswith("committer-time ")]
     assert repo.line_times(tip, "facts.md") == expected
     assert open_repo(tmp_path).line_times(tip, "facts.md") == expected  # no shortcut
+    # the in-memory walk of those commits gives what libgit2 reads back
+    fresh = open_repo(tmp_path)
+    assert list(repo.first_parent_log(tip)) == list(fresh.first_parent_log(tip))
+    assert list(repo.first_parent_log(tip, limit=7)) == list(fresh.first_parent_log(tip, 7))
+    assert [c[:2] for c in repo._first_parents(tip)] == [c[:2] for c in
+                                                         fresh._first_parents(tip)]
