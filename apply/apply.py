@@ -18,8 +18,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from memwarden.apply import bookkeeping, evict, lifecycle
-from memwarden.apply.ahead import CountAhead
-from memwarden.apply.gate import agent_of, gate
+from memwarden.apply.gate import gate
+from memwarden.apply.planpool import PlanPool, still_holds
 from memwarden.config import Config
 from memwarden.errors import MemwardenError
 from memwarden.layout import classify
@@ -104,6 +104,19 @@ def _meta(repo: Repo, rev: str, agent: str) -> dict[str, Any] | None:
     return value if isinstance(value, dict) else None
 
 
+@dataclass
+class Plan:
+    """Everything a proposal's landing writes, computed from the state of main it was
+    planned against: eviction commits first, then the replay with its bookkeeping."""
+
+    result: ProposalResult  # status "applied" once landed; commits filled in by land()
+    agent: str
+    evictions: list[tuple[str, dict[str, bytes | None]]]
+    changes: dict[str, bytes | None]
+    message: str
+    author: tuple[str, str]
+
+
 def apply_one(repo: Repo, ref: str, config: Config, approved_by: str | None,
               now: _dt.datetime, dry_run: bool = False, force: bool = False,
               remote: str | None = None, main_tip: str | None = None,
@@ -117,9 +130,41 @@ def apply_one(repo: Repo, ref: str, config: Config, approved_by: str | None,
     main = main_tip or repo.ref_target(main_ref)
     if main is None:
         raise MemwardenError(f"{main_ref} does not exist")
+    done = _already_applied(repo, ref, main, applied)
+    if done is not None:
+        return done
+    plan = prepare(repo, ref, config, approved_by, now, force, main, batch_start,
+                   disk_cache=main_tip is None)
+    if isinstance(plan, ProposalResult):
+        return plan
+    if main_tip is not None:
+        return land(repo, plan, config, main, now)
+    return _land_and_move(repo, plan, config, main, now, dry_run, remote, ref, main_ref)
+
+
+def _proposal_trailers(repo: Repo, head: str) -> tuple[str, dict[str, str]]:
+    msg = repo.commit_message(head).decode("utf-8", "replace")
+    return msg, {t.key.lower(): t.value for t in parse_trailers(msg)}
+
+
+def _already_applied(repo: Repo, ref: str, main: str, applied: AppliedIndex | None
+                     ) -> ProposalResult | None:
     head = repo.resolve_commit(ref)
-    msg = repo.commit_info(head)["raw_message"].decode("utf-8", "replace")
-    tr = {t.key.lower(): t.value for t in parse_trailers(msg)}
+    pid = _proposal_trailers(repo, head)[1].get("proposal-id")
+    done = (applied or AppliedIndex(repo)).lookup(main, pid) if pid else None
+    return ProposalResult(pid, "already_applied", commits=[done], ref=ref, head=head) \
+        if done else None
+
+
+def prepare(repo: Repo, ref: str, config: Config, approved_by: str | None,
+            now: _dt.datetime, force: bool, main: str, batch_start: str | None = None,
+            disk_cache: bool = True) -> Plan | ProposalResult:
+    """Judge a proposal against `main` and plan its landing without writing anything: a
+    final result (rejected, pending) or the Plan. Reads only the policy, the agent's own
+    folders and the proposal, so a plan made against the start of a batch holds for any
+    later tip where those are unchanged (apply/gatepool.py plans ahead in a worker)."""
+    head = repo.resolve_commit(ref)
+    msg, tr = _proposal_trailers(repo, head)
     pid, agent, run = tr.get("proposal-id"), tr.get("agent-id"), tr.get("run-id")
     result = ProposalResult(pid, "rejected", ref=ref, head=head)
     if not (pid and agent and run):
@@ -127,14 +172,11 @@ def apply_one(repo: Repo, ref: str, config: Config, approved_by: str | None,
         result.details["message"] = "the head commit is not a proposal (no Proposal-Id, " \
                                     "Agent-Id, Run-Id trailers)"
         return result
-    done = (applied or AppliedIndex(repo)).lookup(main, pid)
-    if done:
-        return ProposalResult(pid, "already_applied", commits=[done], ref=ref, head=head)
     base = repo.merge_base(batch_start or main, head)
     if base is None:
         raise MemwardenError(f"{ref} shares no history with main (fetch-depth: 0 needed)")
     verdict = gate(repo, ref, main, today=now.date(), preview=False, merge_base=base,
-                   disk_cache=main_tip is None)
+                   disk_cache=disk_cache)
     result.tokens = verdict.tokens
     result.auto = verdict.auto_eligible
     refusal = _agent_refusal(repo, config, main, agent)
@@ -166,19 +208,16 @@ def apply_one(repo: Repo, ref: str, config: Config, approved_by: str | None,
                                expected.isdigit() else expected, "currentVersion": current})
         return result
     changes: dict[str, bytes | None] = {p: repo.read_path(head, p) for p in changed}
-    committer = apply_identity(config)
-    parent, evicted, evict_commits = main, [], []
+    evictions: list[tuple[str, dict[str, bytes | None]]] = []
+    evicted: list[dict[str, Any]] = []
     files = evict.agent_files(repo, main, agent, changes)
     if evict.overflow(config, agent, files):
         plan = evict.plan_eviction(repo, config, main, base, head, agent, run, files, now)
         if plan is not None:
-            for message, file_changes in plan.commits:
-                parent = Writer(repo).commit_changes(parent, file_changes, message, committer,
-                                                     committer, int(now.timestamp()))
-                evict_commits.append(parent)
+            evictions = plan.commits
             changes.update(plan.proposal_changes)
             evicted = [e.to_json() for e in plan.evicted]
-            files = evict.agent_files(repo, parent, agent, changes)
+            files = evict.agent_files(repo, main, agent, changes)
     overflow = evict.overflow(config, agent, files)
     if overflow:
         result.reason = "overflow"
@@ -187,14 +226,40 @@ def apply_one(repo: Repo, ref: str, config: Config, approved_by: str | None,
                                                "move (snapshot.md is never evicted)"
         return result
     changes.update(_bookkeeping(repo, config, main, agent, run, pid, tr, changed, files, now))
-    author = repo.author_of(head)
-    message = _applied_message(msg, pid, head, verdict.auto_eligible, approved_by)
-    new = Writer(repo).commit_changes(parent, changes, message, author, committer,
-                                      int(now.timestamp()))
-    details: dict[str, Any] = {"dryRun": True} if dry_run else {}
-    if main_tip is not None:
-        dry_run = True  # built, not moved: the caller lands the whole batch
-    if not dry_run and remote is not None:
+    landed = ProposalResult(pid, "applied", ref=ref, head=head, evicted=evicted,
+                            tokens=verdict.tokens, auto=verdict.auto_eligible)
+    return Plan(landed, agent, evictions, changes,
+                _applied_message(msg, pid, head, verdict.auto_eligible, approved_by),
+                repo.author_of(head))
+
+
+def land(repo: Repo, plan: Plan, config: Config, main: str, now: _dt.datetime
+         ) -> ProposalResult:
+    """Write the plan's commits on top of `main` (no ref moves): the result, applied."""
+    committer = apply_identity(config)
+    when = int(now.timestamp())
+    parent, commits = main, []
+    for message, file_changes in plan.evictions:
+        parent = Writer(repo).commit_changes(parent, file_changes, message, committer,
+                                             committer, when)
+        commits.append(parent)
+    commits.append(Writer(repo).commit_changes(parent, plan.changes, plan.message,
+                                               plan.author, committer, when))
+    res = plan.result
+    return ProposalResult(res.proposal_id, "applied", commits=commits, ref=res.ref,
+                          head=res.head, evicted=res.evicted, tokens=res.tokens,
+                          details=dict(res.details), auto=res.auto)
+
+
+def _land_and_move(repo: Repo, plan: Plan, config: Config, main: str, now: _dt.datetime,
+                   dry_run: bool, remote: str | None, ref: str, main_ref: str
+                   ) -> ProposalResult:
+    res = land(repo, plan, config, main, now)
+    pid, head, new = res.proposal_id, res.head, res.commits[-1]
+    if dry_run:
+        res.details["dryRun"] = True
+        return res
+    if remote is not None:
         # The proposal branch first becomes exactly what lands, so a pull request shows as
         # merged; then main fast-forwards to it. Both pushes carry a lease.
         branch_ref = ref if ref.startswith("refs/heads/") else (
@@ -212,24 +277,21 @@ def apply_one(repo: Repo, ref: str, config: Config, approved_by: str | None,
             if not repo.push_with_lease(remote, new, main_ref, main):
                 return ProposalResult(pid, "failed", reason="main moved on the remote",
                                       resolution="retry", ref=ref, head=head,
-                                  details={"retry": True})
+                                      details={"retry": True})
         except MemwardenError as exc:
             return ProposalResult(pid, "failed", reason=f"push refused: {exc}",
                                   resolution="fix_and_retry", ref=ref, head=head)
-    if not dry_run:
-        try:
-            moved = move_local_main(repo, main_ref, new, main)
-        except MemwardenError as exc:  # e.g. a stale main.lock: say so, keep going
-            return ProposalResult(pid, "failed", reason=str(exc), resolution="fix_and_retry",
-                                  ref=ref, head=head)
-        if moved is None:
-            return ProposalResult(pid, "failed", reason="main moved during apply",
-                                  resolution="retry", ref=ref, head=head)
-        if moved:
-            details["warning"] = moved
-    return ProposalResult(pid, "applied", commits=[*evict_commits, new], ref=ref, head=head,
-                          evicted=evicted, tokens=verdict.tokens, details=details,
-                          auto=verdict.auto_eligible)
+    try:
+        moved = move_local_main(repo, main_ref, new, main)
+    except MemwardenError as exc:  # e.g. a stale main.lock: say so, keep going
+        return ProposalResult(pid, "failed", reason=str(exc), resolution="fix_and_retry",
+                              ref=ref, head=head)
+    if moved is None:
+        return ProposalResult(pid, "failed", reason="main moved during apply",
+                              resolution="retry", ref=ref, head=head)
+    if moved:
+        res.details["warning"] = moved
+    return res
 
 
 def move_local_main(repo: Repo, main_ref: str, new: str, old: str) -> str | None:
@@ -286,7 +348,7 @@ def _agent_refusal(repo: Repo, config: Config, main: str, agent: str) -> str:
 
 def _attempt_of(repo: Repo, commit: str) -> str | None:
     """The Proposal-Head an apply-made commit names (None for other commits)."""
-    raw = repo.commit_info(commit)["raw_message"].decode("utf-8", "replace")
+    raw = repo.commit_message(commit).decode("utf-8", "replace")
     for t in parse_trailers(raw):
         if t.key.lower() == "proposal-head":
             return t.value
@@ -412,9 +474,10 @@ def _apply_batch(repo: Repo, refs: list[str], config: Config, approved_by: str |
         raise MemwardenError(f"{main_ref} does not exist")
     there = repo.remote_refs(remote, "refs/heads/" + config.data["proposal_prefix"] + "*")
     tip, results, updates = start, [], {}
-    ahead = _count_ahead(repo, refs, config, start)
+    plans = PlanPool(repo, refs, config, approved_by, now, force, start)
     try:
         for ref in refs:
+            planned = plans.next()
             refused = _refused_by_owner(repo, rec, ref)
             if refused is not None:
                 results.append(refused)
@@ -423,16 +486,20 @@ def _apply_batch(repo: Repo, refs: list[str], config: Config, approved_by: str |
             branch = _branch_ref(repo, ref)
             if branch is not None and there.get(branch, head) != head:
                 return None  # an earlier attempt or new commits there: the careful path
-            res = apply_one(repo, ref, config, approved_by, now, force=force, main_tip=tip,
-                            applied=applied, batch_start=start)
-            ahead.done_one()
+            res = _already_applied(repo, ref, tip, applied)
+            if res is None:
+                plan = planned[2] if still_holds(repo, planned, head, start, tip) else \
+                    prepare(repo, ref, config, approved_by, now, force, tip, start,
+                            disk_cache=False)
+                res = plan if isinstance(plan, ProposalResult) else \
+                    land(repo, plan, config, tip, now)
             if res.status == "applied":
                 tip = res.commits[-1]
                 if branch is not None and branch in there:
                     updates[branch] = (tip, head)
             results.append(res)
     finally:
-        ahead.close()
+        plans.close()
     if tip != start:
         updates[main_ref] = (tip, start)
         try:
@@ -451,18 +518,6 @@ def _apply_batch(repo: Repo, refs: list[str], config: Config, approved_by: str |
             results[-1].details["warning"] = (f"local {main_ref} moved during apply; the "
                                               f"remote has the result: fetch {remote}")
     return results
-
-
-def _count_ahead(repo: Repo, refs: list[str], config: Config, start: str) -> CountAhead:
-    jobs = []
-    for ref in refs:
-        agent = agent_of(ref, config, [])
-        if agent is not None:
-            try:
-                jobs.append((agent, repo.resolve_commit(ref)))
-            except MemwardenError:
-                continue  # apply_one reports the bad ref
-    return CountAhead(repo, jobs, start, config.encoding)
 
 
 def _refused_by_owner(repo: Repo, rec: lifecycle.Recorder, ref: str) -> ProposalResult | None:
@@ -486,9 +541,7 @@ def _record(rec: lifecycle.Recorder, res: ProposalResult, approved_by: str | Non
     """Write the states this apply run moved the proposal through."""
     if not res.head or not res.proposal_id:
         return
-    info = rec.repo.commit_info(res.head)
-    tr = {t.key.lower(): t.value for t in parse_trailers(
-        info["raw_message"].decode("utf-8", "replace"))}
+    tr = _proposal_trailers(rec.repo, res.head)[1]
     created = _dt.datetime.fromtimestamp(rec.repo.commit_time(res.head), _dt.UTC)
     first = {"proposalId": res.proposal_id, "agentId": tr.get("agent-id"),
              "runId": tr.get("run-id"), "created": lifecycle._iso(created)}

@@ -82,7 +82,7 @@ def _common_suffix(a: bytes, b: bytes, n: int) -> int:
     return lo
 
 
-def _middle_entries(a: tuple[bytes, list[int]], rb: bytes
+def _middle_entries(a: tuple[bytes, list[int] | None], rb: bytes
                     ) -> tuple[dict[bytes, tuple[bytes, bytes]], dict[bytes, tuple[bytes, bytes]]]:
     """The entries of two versions of a tree outside their common byte prefix and suffix,
     where every entry is identical. Entry boundaries come from `a`'s offsets; `b` is
@@ -90,7 +90,7 @@ def _middle_entries(a: tuple[bytes, list[int]], rb: bytes
     its entry boundaries)."""
     import bisect
 
-    ra, offs = a
+    ra, offs = a[0], a[1] or []
     p = _common_prefix(ra, rb, min(len(ra), len(rb)))
     s = _common_suffix(ra, rb, min(len(ra), len(rb)) - p)
     start = offs[bisect.bisect_right(offs, p) - 1] if offs and offs[0] <= p else 0
@@ -122,7 +122,7 @@ class Repo:
         self.root = root.resolve() if root else None
         self.is_bare = root is None
         self._changed: dict[tuple[str | None, str], list[str]] = {}  # commits never change
-        self._trees: dict[str, tuple[bytes, list[int]]] = {}  # tree id -> raw, entry offsets
+        self._trees: dict[str, tuple[bytes, list[int] | None]] = {}  # id -> raw, offsets
         # paths each commit written in this process changed (Writer knows them): history
         # walks skip tree lookups on the commits that left a path alone
         self._written: dict[str, _Written] = {}
@@ -279,15 +279,17 @@ class Repo:
                          str(self._repo.get(new).tree_id), "", out)
         return sorted(out)
 
-    def _tree(self, oid: str) -> tuple[bytes, list[int]]:
-        """A tree object's raw bytes and the offset of each entry, remembered by id: a
-        proposal diffs against the same base folder again and again."""
+    def _tree(self, oid: str, offsets: bool = True) -> tuple[bytes, list[int] | None]:
+        """A tree object's raw bytes and (when asked) the offset of each entry, remembered
+        by id: a batch diffs its proposals against the same base folder again and again."""
         got = self._trees.get(oid)
         if got is None:
             if len(self._trees) > 512:
                 self._trees.clear()
-            raw = self._repo[oid].read_raw()
-            got = self._trees[oid] = (raw, [m.start() for m in _TREE_ENTRY.finditer(raw)])
+            got = self._trees[oid] = (self._repo[oid].read_raw(), None)
+        if offsets and got[1] is None:
+            got = self._trees[oid] = (got[0], [m.start() for m in
+                                               _TREE_ENTRY.finditer(got[0])])
         return got
 
     def _diff_trees(self, a: str | None, b: str | None, prefix: str, out: set[str]) -> None:
@@ -299,11 +301,11 @@ class Repo:
             return
         if a is None or b is None:
             ea: dict[bytes, tuple[bytes, bytes]] = {}
-            eb = _tree_entries(self._tree(b or a or "")[0], 0)[0]
+            eb = _tree_entries(self._tree(b or a or "", offsets=False)[0], 0)[0]
             if b is None:
                 ea, eb = eb, ea
         else:
-            ea, eb = _middle_entries(self._tree(a), self._tree(b)[0])
+            ea, eb = _middle_entries(self._tree(a), self._tree(b, offsets=False)[0])
         for name in ea.keys() | eb.keys():
             ma, oa = ea.get(name, (b"", b""))
             mb, ob = eb.get(name, (b"", b""))
@@ -386,6 +388,10 @@ class Repo:
 
     def commit_time(self, rev: str) -> int:
         return int(self._repo.get(self.resolve_commit(rev)).commit_time)
+
+    def commit_message(self, rev: str) -> bytes:
+        """The raw message of commit `rev` (commit_info without its tree diff)."""
+        return self._repo.get(self.resolve_commit(rev)).raw_message
 
     def author_of(self, rev: str) -> tuple[str, str]:
         c = self._repo.get(self.resolve_commit(rev))

@@ -1,0 +1,87 @@
+"""Plan the coming proposals of a batch in worker processes while this one lands them.
+
+A proposal's plan (its gate, the stale check, the eviction and the bookkeeping it needs)
+reads only the policy, the proposal and its agent's own folders on main. Within a batch
+the proposals before it change other agents' folders, so a plan made against the batch's
+start still holds at a later tip while that agent's folders and the policy are unchanged
+there; the applier checks that (two tree ids and a blob id) and otherwise plans the
+proposal itself. Forked workers plan in order, ahead of the applier, on the other core;
+they are forked before any thread starts (a forked child gets only the forking thread,
+and a lock another thread held would never be released there).
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import multiprocessing
+from collections.abc import Iterator
+from typing import Any
+
+from memwarden.config import Config
+from memwarden.repo import Repo
+
+_WORKER: dict[str, Any] = {}
+Planned = tuple[str, str | None, Any]  # head, agent, Plan | ProposalResult
+
+
+def _init(repo: Repo, config: Config, approved_by: str | None, now: _dt.datetime,
+          force: bool, start: str) -> None:
+    _WORKER.update(repo=Repo(repo.git_dir, repo.root), config=config, approved_by=approved_by,
+                   now=now, force=force, start=start)
+
+
+def _plan_one(ref: str) -> Planned | None:
+    """None when planning failed: the applier then plans the proposal itself and reports
+    whatever went wrong in its own words."""
+    from memwarden.apply.apply import _proposal_trailers, prepare
+
+    w = _WORKER
+    repo: Repo = w["repo"]
+    try:
+        head = repo.resolve_commit(ref)
+        agent = _proposal_trailers(repo, head)[1].get("agent-id")
+        plan = prepare(repo, ref, w["config"], w["approved_by"], w["now"], w["force"],
+                       w["start"], w["start"], disk_cache=False)
+        return head, agent, plan
+    except Exception:  # noqa: BLE001 - the applier's own attempt will say it clearly
+        return None
+
+
+def still_holds(repo: Repo, planned: Planned | None, head: str, start: str, tip: str) -> bool:
+    """Whether a plan made against `start` is the plan for `tip`."""
+    if planned is None or planned[0] != head:
+        return False
+    if tip == start:
+        return True
+    agent = planned[1]
+    paths = ["memwarden.toml"]
+    if agent:
+        paths += [f"memory/{agent}", f"agents/{agent}"]
+    return all(repo.subtree_id(tip, p) == repo.subtree_id(start, p) for p in paths)
+
+
+class PlanPool:
+    """Plans for `refs`, in order, from forked workers; call `next()` once per ref."""
+
+    def __init__(self, repo: Repo, refs: list[str], config: Config, approved_by: str | None,
+                 now: _dt.datetime, force: bool, start: str, workers: int = 2) -> None:
+        self._pool: Any = None
+        self._results: Iterator[Planned | None] = iter(())
+        if len(refs) < 8 or "fork" not in multiprocessing.get_all_start_methods():
+            return  # not worth the processes, or no fork here: the applier plans each
+        self._pool = multiprocessing.get_context("fork").Pool(
+            workers, _init, (repo, config, approved_by, now, force, start))
+        self._results = self._pool.imap(_plan_one, refs, chunksize=4)
+
+    def next(self) -> Planned | None:
+        try:
+            return next(self._results)
+        except Exception:  # noqa: BLE001 - a dead worker: the applier plans on its own
+            self._results = iter(())
+            return None
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.terminate()
+            self._pool.join()
+            self._pool = None
