@@ -13,8 +13,9 @@ and a lock another thread held would never be released there).
 from __future__ import annotations
 
 import datetime as _dt
-import multiprocessing
-from collections.abc import Iterator
+import os
+import pickle
+import signal
 from typing import Any
 
 from memwarden.config import Config
@@ -61,27 +62,66 @@ def still_holds(repo: Repo, planned: Planned | None, head: str, start: str, tip:
 
 
 class PlanPool:
-    """Plans for `refs`, in order, from forked workers; call `next()` once per ref."""
+    """Plans for `refs`, in order, from forked workers; call `next()` once per ref.
+
+    Plain fork and pipes, no multiprocessing.Pool: worker k plans refs k, k+W, k+2W, ...
+    and writes each plan to its own pipe, where the applier reads them in turn. A worker
+    blocks when the applier falls behind; `close()` kills the workers and reaps them, so
+    nothing waits on a queue thread (Pool.terminate could hang there)."""
 
     def __init__(self, repo: Repo, refs: list[str], config: Config, approved_by: str | None,
                  now: _dt.datetime, force: bool, start: str, workers: int = 2) -> None:
-        self._pool: Any = None
-        self._results: Iterator[Planned | None] = iter(())
-        if len(refs) < 8 or "fork" not in multiprocessing.get_all_start_methods():
+        self._pipes: list[Any] = []
+        self._pids: list[int] = []
+        self._n = 0
+        if len(refs) < 8 or not hasattr(os, "fork"):
             return  # not worth the processes, or no fork here: the applier plans each
-        self._pool = multiprocessing.get_context("fork").Pool(
-            workers, _init, (repo, config, approved_by, now, force, start))
-        self._results = self._pool.imap(_plan_one, refs, chunksize=4)
+        for k in range(workers):
+            r, w = os.pipe()
+            pid = os.fork()
+            if pid == 0:  # the worker: plan its share, write it, never return
+                code = 0
+                try:
+                    os.close(r)
+                    _init(repo, config, approved_by, now, force, start)
+                    with os.fdopen(w, "wb") as out:
+                        for ref in refs[k::workers]:
+                            data = pickle.dumps(_plan_one(ref), pickle.HIGHEST_PROTOCOL)
+                            out.write(len(data).to_bytes(8, "big") + data)
+                            out.flush()
+                except BaseException:  # noqa: BLE001 - the applier plans what is missing
+                    code = 1
+                finally:
+                    os._exit(code)
+            os.close(w)
+            self._pids.append(pid)
+            self._pipes.append(os.fdopen(r, "rb"))
 
     def next(self) -> Planned | None:
+        n, self._n = self._n, self._n + 1
+        if not self._pipes:
+            return None
+        pipe = self._pipes[n % len(self._pipes)]
         try:
-            return next(self._results)
+            size = pipe.read(8)
+            if len(size) != 8:
+                return None
+            data = pipe.read(int.from_bytes(size, "big"))
+            return pickle.loads(data)
         except Exception:  # noqa: BLE001 - a dead worker: the applier plans on its own
-            self._results = iter(())
             return None
 
     def close(self) -> None:
-        if self._pool is not None:
-            self._pool.terminate()
-            self._pool.join()
-            self._pool = None
+        for pid in self._pids:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        for pipe in self._pipes:
+            pipe.close()
+        for pid in self._pids:
+            try:
+                os.waitpid(pid, 0)
+            except ChildProcessError:
+                pass
+        self._pipes, self._pids = [], []
