@@ -9,31 +9,18 @@ from __future__ import annotations
 import datetime as _dt
 import json
 import sys
-import traceback
 from collections.abc import Sequence
 from pathlib import Path
 
 import click
 
 from memwarden import __version__
+from memwarden.cli_check import lean_main, quick_exit, report_failure
+from memwarden.cli_check import parse_today as _today
+from memwarden.cli_check import split_ids as _split
 from memwarden.errors import MemwardenError
 
 _SEL_HELP = "Comma-separated rule ids or prefixes (e.g. MW3,MW502); replaces the config's list."
-
-
-def _split(values: Sequence[str]) -> list[str] | None:
-    if not values:
-        return None
-    return [v.strip().upper() for item in values for v in item.split(",") if v.strip()]
-
-
-def _today(now: str | None) -> _dt.date:
-    if not now:
-        return _dt.date.today()
-    try:
-        return _dt.datetime.fromisoformat(now.replace("Z", "+00:00")).date()
-    except ValueError:
-        raise MemwardenError(f"--now {now}: expected an ISO date or date-time") from None
 
 
 # Commands that live in their own modules, imported only when run (hooks stay fast).
@@ -367,18 +354,16 @@ _QUICK_EXIT = frozenset({"read", "diff"})
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point: run the CLI and return its exit code (never a traceback for users).
 
-    Run as the program (argv None), a read-only command exits the process right away."""
+    `check` takes the lean path (memwarden/cli_check.py) when its arguments are ordinary.
+    Run as the program (argv None), `check` and the read-only commands exit the process
+    right away."""
     args = list(sys.argv[1:] if argv is None else argv)
-    code = _main(args)
-    if argv is None and args and args[0] in _QUICK_EXIT:
-        import os
-
-        try:
-            sys.stdout.flush()
-            sys.stderr.flush()
-        except (BrokenPipeError, OSError):
-            pass
-        os._exit(code)
+    code = lean_main(args[1:]) if args[:1] == ["check"] else None
+    quick = code is not None or (bool(args) and args[0] in _QUICK_EXIT)
+    if code is None:
+        code = _main(args)
+    if argv is None and quick:
+        quick_exit(code)
     return code
 
 
@@ -393,16 +378,8 @@ def _main(args: list[str]) -> int:
     except click.ClickException as exc:
         exc.show()
         return 2
-    except MemwardenError as exc:
-        click.echo(f"memwarden: error: {exc}", err=True)
-        return exc.exit_code
+    except Exception as exc:  # MemwardenError, a broken pipe, or a bug: see report_failure
+        return report_failure(exc)
     except KeyboardInterrupt:
         return 130
-    except BrokenPipeError:
-        return 0
-    except Exception:  # a bug, not a user mistake: say so, keep the trace for the report
-        click.echo("memwarden: internal error (please report this with the trace below)",
-                   err=True)
-        traceback.print_exc()
-        return 2
     return 0

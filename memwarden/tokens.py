@@ -4,20 +4,19 @@ The BPE rank files ship inside memwarden (see encodings/NOTICE.md) and are check
 the sha256 that tiktoken itself expects before they are used; nothing is ever downloaded
 and nothing is ever approximated. Counts are cached by (git blob id, encoding) in
 `<git dir>/memwarden/`, so an unchanged file is never tokenized twice; a cache that does
-not parse is rebuilt, never trusted.
+not parse is rebuilt, never trusted. A process that counts little (a pre-commit hook, a
+gate) counts with tiktoken's own pattern and merge rule in Python (memwarden/bpe.py, proven
+token-for-token equal) instead of paying ~0.1 s to build tiktoken's encoder.
 """
 
 from __future__ import annotations
 
-import base64
 import hashlib
-import json
 import marshal
 import os
 import tempfile
 import threading
 from collections.abc import Iterable
-from concurrent.futures import ThreadPoolExecutor
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -33,6 +32,14 @@ OFFICIAL_SHA256 = {
 MAX_CACHED_COUNTS = 200_000
 _lock = threading.Lock()
 _encoders: dict[str, Any] = {}
+_pure: dict[str, Any] = {}
+_verified: set[str] = set()  # rank files whose checksum this process has checked
+_pure_chars = 0
+# Characters a process counts in pure Python before it builds tiktoken's encoder instead.
+# Measured break-even on varied real text (Ukrainian docs and Python source, few repeats):
+# ~130K characters for cl100k_base, ~300K for o200k_base (its encoder takes twice as long to
+# build); on memory files, which repeat their words, far more. A one-file hook stays below.
+PURE_BUDGET = {"cl100k_base": 128 * 1024, "o200k_base": 256 * 1024}
 
 
 def _rank_file(name: str) -> bytes:
@@ -65,6 +72,8 @@ def _load_ranks(name: str, expected_hash: str | None) -> dict[bytes, int]:
     cached = _read_parsed(official)
     if cached is not None:
         return cached
+    import base64
+
     ranks = {
         base64.b64decode(token): int(rank)
         for token, rank in (line.split() for line in data.splitlines() if line)
@@ -115,33 +124,92 @@ def _write_parsed(official: str, ranks: dict[bytes, int]) -> None:
         pass  # a cache: counting works without it
 
 
+def _check_name(name: str) -> None:
+    if name not in OFFICIAL_SHA256:
+        raise EncodingUnavailable(
+            f"encoding {name!r} is not available offline; choose one of "
+            f"{', '.join(sorted(OFFICIAL_SHA256))}"
+        )
+
+
+def _spec(name: str) -> dict[str, Any]:
+    """tiktoken's own constructor arguments for `name` (pattern, special tokens), with our
+    verified ranks handed in instead of letting it fetch them over the network."""
+    import tiktoken_ext.openai_public as public
+
+    original = public.load_tiktoken_bpe
+    public.load_tiktoken_bpe = lambda _url, expected_hash=None: _load_ranks(name, expected_hash)
+    try:
+        spec: dict[str, Any] = public.ENCODING_CONSTRUCTORS[name]()
+    finally:
+        public.load_tiktoken_bpe = original
+    return spec
+
+
 def get_encoder(name: str) -> Any:
     """The tiktoken Encoding `name`, built from the verified local rank file."""
     with _lock:
         enc = _encoders.get(name)
         if enc is not None:
             return enc
-        if name not in OFFICIAL_SHA256:
-            raise EncodingUnavailable(
-                f"encoding {name!r} is not available offline; choose one of "
-                f"{', '.join(sorted(OFFICIAL_SHA256))}"
-            )
+        _check_name(name)
         import tiktoken
-        import tiktoken_ext.openai_public as public
 
-        # Use tiktoken's own constructor (pattern, special tokens) but hand it our verified
-        # ranks instead of letting it fetch them over the network.
-        original = public.load_tiktoken_bpe
-        public.load_tiktoken_bpe = lambda _url, expected_hash=None: _load_ranks(
-            name, expected_hash
-        )
-        try:
-            spec = public.ENCODING_CONSTRUCTORS[name]()
-        finally:
-            public.load_tiktoken_bpe = original
-        enc = tiktoken.Encoding(**spec)
+        enc = tiktoken.Encoding(**_spec(name))
         _encoders[name] = enc
         return enc
+
+
+def _verify_rank_file(name: str) -> None:
+    """The checks `_load_ranks` makes, for a path that does not need the ranks themselves
+    (once per process and encoding)."""
+    if name in _verified:
+        return
+    digest = hashlib.sha256(_rank_file(name)).hexdigest()
+    if digest != OFFICIAL_SHA256[name]:
+        raise EncodingUnavailable(
+            f"encoding {name!r}: rank file sha256 {digest} does not match the official "
+            f"{OFFICIAL_SHA256[name]}; refusing to count with a modified vocabulary"
+        )
+    _verified.add(name)
+
+
+def _pure_counter(name: str) -> Any:
+    """The pure-Python counter of `name` (memwarden/bpe.py) over the cached rank table,
+    built from tiktoken's own pattern and the verified ranks the first time."""
+    with _lock:
+        pure = _pure.get(name)
+        if pure is not None:
+            return pure
+        _check_name(name)
+        from memwarden import bpe
+        from memwarden.cachedir import user_cache_dir
+
+        root = user_cache_dir()
+        path = bpe.table_path(root, OFFICIAL_SHA256[name]) if root is not None else None
+        table = bpe.read_table(path) if path is not None else None
+        if table is not None:
+            _verify_rank_file(name)  # the table was made from it: it must still be there
+            pure = bpe.PureBPE(table.pattern, table.get)
+        else:
+            spec = _spec(name)
+            ranks = spec["mergeable_ranks"]
+            if path is not None:
+                bpe.write_table(path, spec["pat_str"], ranks)
+            pure = bpe.PureBPE(spec["pat_str"], ranks.get)
+        _pure[name] = pure
+        return pure
+
+
+def verify_encoding(name: str) -> None:
+    """Fail now, with a clear error, if `name` cannot be counted: the checks of
+    `get_encoder` without building anything (~1 ms), so a one-file check can verify before
+    its work and then count in Python (or not at all, when its counts are cached)."""
+    with _lock:
+        if name in _encoders:
+            return
+        _check_name(name)
+        _verify_rank_file(name)
 
 
 _MEMO: dict[tuple[str, str], int] = {}
@@ -154,11 +222,57 @@ def count_text(text: str, encoding: str) -> int:
     key = (encoding, text)
     n = _MEMO.get(key)
     if n is None:
-        n = len(get_encoder(encoding).encode_ordinary(text))
+        n = _count(text, encoding)
         if len(_MEMO) >= _MEMO_MAX:
             _MEMO.clear()
         _MEMO[key] = n
     return n
+
+
+def _count(text: str, encoding: str) -> int:
+    """Exact count: tiktoken's encoder once it is built, else the pure-Python merge
+    (memwarden/bpe.py, proven equal) until this process has counted PURE_BUDGET characters
+    that way; past that, building the encoder (0.1-0.2 s once) is the cheaper way on."""
+    global _pure_chars
+    enc = _encoders.get(encoding)
+    if enc is None and _pure_chars + len(text) <= PURE_BUDGET.get(encoding, 0):
+        _pure_chars += len(text)
+        return int(_pure_counter(encoding).count(text))
+    return len(get_encoder(encoding).encode_ordinary(text))
+
+
+COUNTS_MAGIC = b"MWTOK\x01\x00\x00"
+
+
+def read_counts(path: Path) -> dict[str, int]:
+    """The counts stored at `path` (magic, sha256, marshal); {} when missing or not intact:
+    a corrupt cache is rebuilt, never trusted. marshal reads ~3x faster than JSON."""
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return {}
+    payload = memoryview(data)[40:]
+    if data[:8] != COUNTS_MAGIC or hashlib.sha256(payload).digest() != data[8:40]:
+        return {}
+    try:
+        counts = marshal.loads(payload)
+    except (ValueError, EOFError, TypeError):
+        return {}
+    return counts if isinstance(counts, dict) else {}
+
+
+def write_counts(path: Path, counts: dict[str, int]) -> bool:
+    """Store `counts` atomically; False when it cannot be written (it is only a cache)."""
+    payload = marshal.dumps(counts)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tokens-")
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(COUNTS_MAGIC + hashlib.sha256(payload).digest() + payload)
+        os.replace(tmp, path)
+    except OSError:
+        return False
+    return True
 
 
 class TokenCounter:
@@ -166,24 +280,10 @@ class TokenCounter:
 
     def __init__(self, encoding: str, cache_dir: Path | None = None) -> None:
         self.encoding = encoding
-        self.cache_path = cache_dir / f"tokens-{encoding}.json" if cache_dir else None
-        self._counts: dict[str, int] = self._read_cache()
+        self.cache_path = cache_dir / f"tokens-{encoding}.marshal" if cache_dir else None
+        self._counts: dict[str, int] = read_counts(self.cache_path) if self.cache_path else {}
         self._used: set[str] = set()
         self._dirty = False
-
-    def _read_cache(self) -> dict[str, int]:
-        if self.cache_path is None:
-            return {}
-        try:
-            raw = json.loads(self.cache_path.read_bytes())
-        except (OSError, ValueError):
-            return {}
-        if not isinstance(raw, dict) or raw.get("encoding") != self.encoding:
-            return {}
-        counts = raw.get("counts")
-        if not isinstance(counts, dict):
-            return {}
-        return {k: v for k, v in counts.items() if isinstance(v, int) and v >= 0}
 
     def cached(self, blob_id: str) -> int | None:
         self._used.add(blob_id)
@@ -216,6 +316,8 @@ class TokenCounter:
         if len(todo) == 1 or workers == 1:
             results = [len(enc.encode_ordinary(t)) for _, t in todo]
         else:
+            from concurrent.futures import ThreadPoolExecutor
+
             with ThreadPoolExecutor(workers) as pool:
                 results = list(pool.map(lambda bt: len(enc.encode_ordinary(bt[1])), todo))
         for (blob, _), n in zip(todo, results, strict=True):
@@ -229,12 +331,5 @@ class TokenCounter:
             return
         if len(self._counts) > MAX_CACHED_COUNTS:  # forget blobs this run did not need
             self._counts = {b: n for b, n in self._counts.items() if b in self._used}
-        try:
-            self.cache_path.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=self.cache_path.parent, prefix=".tokens-")
-            with os.fdopen(fd, "w") as fh:
-                fh.write(json.dumps({"encoding": self.encoding, "counts": self._counts}))
-            os.replace(tmp, self.cache_path)
+        if write_counts(self.cache_path, self._counts):
             self._dirty = False
-        except OSError:
-            pass

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import shutil
 import time
 from importlib import resources
@@ -55,6 +54,8 @@ def test_tampered_rank_file_is_refused(tmp_path, monkeypatch):
 def test_missing_rank_file_is_a_config_error(tmp_path, monkeypatch, mw):
     monkeypatch.setenv("MEMWARDEN_ENCODINGS_DIR", str(tmp_path / "empty"))
     monkeypatch.setattr(tokens, "_encoders", {})
+    monkeypatch.setattr(tokens, "_pure", {})
+    monkeypatch.setattr(tokens, "_verified", set())
     root = make_repo(tmp_path, {"memory/a/snapshot.md": "# Snapshot\n"})
     code, _, err = mw(root, "check", "--all", "--no-cache")
     assert code == 2
@@ -76,21 +77,25 @@ def test_shipped_files_match_official_hashes():
 
 def test_counter_cache_reused_and_corrupt_cache_rebuilt(tmp_path):
     cache = tmp_path / "c"
+    path = cache / "tokens-cl100k_base.marshal"
     c1 = TokenCounter("cl100k_base", cache)
     assert c1.count("blob1", UK) == count_text(UK, "cl100k_base")
     c1.save()
-    stored = json.loads((cache / "tokens-cl100k_base.json").read_text())
-    assert stored["counts"]["blob1"] == count_text(UK, "cl100k_base")
+    stored = tokens.read_counts(path)
+    assert stored["blob1"] == count_text(UK, "cl100k_base")
     # A cached count is used without tokenizing: prove it with a planted value.
-    stored["counts"]["blob1"] = 7
-    (cache / "tokens-cl100k_base.json").write_text(json.dumps(stored))
+    stored["blob1"] = 7
+    assert tokens.write_counts(path, stored)
     assert TokenCounter("cl100k_base", cache).count("blob1", UK) == 7
-    # Garbage is rebuilt, never trusted.
-    (cache / "tokens-cl100k_base.json").write_bytes(b"\x00not json")
-    c3 = TokenCounter("cl100k_base", cache)
-    assert c3.count("blob1", UK) == count_text(UK, "cl100k_base")
+    # Garbage, a flipped byte or a truncated file is rebuilt, never trusted.
+    good = path.read_bytes()
+    for bad in (b"\x00not a cache", good[:-3] + bytes([good[-3] ^ 1]) + good[-2:], good[:50]):
+        path.write_bytes(bad)
+        c3 = TokenCounter("cl100k_base", cache)
+        assert c3.cached("blob1") is None
+        assert c3.count("blob1", UK) == count_text(UK, "cl100k_base")
     c3.save()
-    assert json.loads((cache / "tokens-cl100k_base.json").read_text())["encoding"] == "cl100k_base"
+    assert tokens.read_counts(path) == {"blob1": count_text(UK, "cl100k_base")}
     # Another encoding's cache file does not leak in.
     assert TokenCounter("o200k_base", cache).cached("blob1") is None
 
@@ -99,7 +104,7 @@ def test_check_writes_cache_under_git_dir(tmp_path, mw):
     root = make_repo(tmp_path, {"memory/a/snapshot.md": "# Snapshot\n" + UK})
     code, _, _ = mw(root, "check", "--all")
     assert code == 0
-    assert (root / ".git" / "memwarden" / "tokens-cl100k_base.json").is_file()
+    assert tokens.read_counts(root / ".git" / "memwarden" / "tokens-cl100k_base.marshal")
 
 
 @pytest.mark.parametrize(
@@ -208,13 +213,11 @@ def test_cached_check_gives_same_findings(tmp_path, mw):
 def test_parsed_rank_cache_is_verified_and_rebuilt(tmp_path, monkeypatch):
     monkeypatch.setenv("MEMWARDEN_CACHE_DIR", str(tmp_path))
     monkeypatch.setattr(tokens, "_encoders", {})
-    monkeypatch.setattr(tokens, "_MEMO", {})
-    n = count_text(UK, "cl100k_base")
+    n = len(get_encoder("cl100k_base").encode_ordinary(UK))
     (cache,) = tmp_path.glob("ranks-*.marshal")
     data = bytearray(cache.read_bytes())
     data[-5] ^= 0xFF  # corrupt the payload: its checksum no longer matches
     cache.write_bytes(bytes(data))
     monkeypatch.setattr(tokens, "_encoders", {})
-    monkeypatch.setattr(tokens, "_MEMO", {})
-    assert count_text(UK, "cl100k_base") == n
+    assert len(get_encoder("cl100k_base").encode_ordinary(UK)) == n
     assert tokens._read_parsed(OFFICIAL_SHA256["cl100k_base"]) is not None  # rewritten
