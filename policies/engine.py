@@ -26,7 +26,7 @@ from memwarden.policies.context import FileContext, TreeContext
 from memwarden.policies.registry import FAMILIES, FILE, Rule, all_rules, tree_checks
 from memwarden.repo import Entry
 from memwarden.source import Source
-from memwarden.tokens import TokenCounter, get_encoder
+from memwarden.tokens import TokenCounter, get_encoder, verify_encoding
 
 
 @dataclass
@@ -123,7 +123,12 @@ def check(source: Source, config: Config, paths: list[str] | None = None,
             pending.append(entries[path])
 
     if pending and any(r.id.startswith("MW1") for r in rules):
-        get_encoder(config.encoding)  # load and verify once, before any worker starts
+        # Fail early on a missing encoding; build tiktoken's encoder only before forking
+        # workers (they share it); a few files are counted in Python (memwarden/bpe.py).
+        if len(pending) >= PARALLEL_FILES:
+            get_encoder(config.encoding)
+        else:
+            verify_encoding(config.encoding)
     for res in evaluate_entries(source, pending, file_rules, config, counter):
         counter.merge(res.counts)
         if res.blob_id is None:
