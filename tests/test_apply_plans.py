@@ -4,52 +4,23 @@ used at a later tip only while the agent's folders and the policy are unchanged 
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 
-from conftest import GIT_ENV, git, make_repo
+from conftest import git
+from test_apply_push import propose, setup
 
 from memwarden.apply.planpool import still_holds
 from memwarden.repo import Writer, open_repo
 
-FACTS = "# Facts: {a}\n\n## Domain\n- one fact\n"
-META = '{{"agentId": "{a}", "version": 1, "schemaVersion": "1.0"}}\n'
 IDENT = ("t", "t@example.invalid")
-
-
-def _setup(tmp_path, agents):
-    files = {}
-    for a in agents:
-        files[f"memory/{a}/facts.md"] = FACTS.format(a=a)
-        files[f"memory/{a}/meta.json"] = META.format(a=a)
-    work = make_repo(tmp_path, files)
-    bare = tmp_path / "origin.git"
-    git(tmp_path, "clone", "-q", "--bare", str(work), str(bare))
-    git(work, "remote", "add", "origin", str(bare))
-    git(work, "fetch", "-q", "origin")
-    return work, bare
-
-
-def _propose(root, tmp_path, agent, pid):
-    req = tmp_path / f"{pid}.json"
-    req.write_text(json.dumps({"agentId": agent, "runId": f"run_{pid}", "proposalId": pid,
-                               "updates": [{"file": "facts.md", "operation": "append",
-                                            "section": "Domain", "content": f"new {pid}"}]}))
-    proc = subprocess.run([sys.executable, "-m", "memwarden", "propose", str(req), "--push"],
-                          cwd=root, capture_output=True, text=True,
-                          env={**os.environ, **GIT_ENV})
-    assert proc.returncode == 0, proc.stderr
-    return json.loads(proc.stdout)["branch"]
 
 
 def test_second_proposal_of_an_agent_in_a_batch_is_stale(tmp_path, mw):
     """Both were planned against the start, where neither is stale; once the first lands,
     the second's plan no longer holds and the applier finds the version conflict."""
     agents = [f"ag{i}" for i in range(9)]
-    work, bare = _setup(tmp_path, agents)
-    branches = [_propose(work, tmp_path, a, f"p-{a}") for a in agents]
-    branches.append(_propose(work, tmp_path, "ag0", "p-ag0-second"))
+    work, bare = setup(tmp_path, agents)
+    branches = [propose(work, tmp_path, a)["branch"] for a in agents]
+    branches.append(propose(work, tmp_path, "ag0", "p-ag0-second")["branch"])
     code, out, err = mw(work, "apply", *branches, "--push", "origin")
     results = {r["proposalId"]: r for r in json.loads(out)["results"]}
     assert code == 1, out + err
@@ -60,7 +31,7 @@ def test_second_proposal_of_an_agent_in_a_batch_is_stale(tmp_path, mw):
 
 
 def test_still_holds_only_while_the_agent_and_the_policy_are_unchanged(tmp_path):
-    work, _ = _setup(tmp_path, ["a", "b"])
+    work, _ = setup(tmp_path, ["a", "b"])
     repo = open_repo(work)
     start = repo.resolve_commit("HEAD")
     planned = ("h" * 40, "a", None)

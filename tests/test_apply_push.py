@@ -30,11 +30,14 @@ def setup(tmp_path, agents):
     return work, bare
 
 
-def propose(root, tmp_path, agent):
-    req = tmp_path / f"{agent}.json"
-    req.write_text(json.dumps({"agentId": agent, "runId": "run_1", "proposalId": f"p-{agent}",
+def propose(root, tmp_path, agent, pid=None):
+    """A proposal appending "new <agent>" (or "new <pid>" for an explicit `pid`)."""
+    run, text = ("run_2", f"new {pid}") if pid else ("run_1", f"new {agent}")
+    pid = pid or f"p-{agent}"
+    req = tmp_path / f"{pid}.json"
+    req.write_text(json.dumps({"agentId": agent, "runId": run, "proposalId": pid,
                                "updates": [{"file": "facts.md", "operation": "append",
-                                            "section": "Domain", "content": f"new {agent}"}]}))
+                                            "section": "Domain", "content": text}]}))
     proc = subprocess.run([sys.executable, "-m", "memwarden", "propose", str(req), "--push"],
                           cwd=root, capture_output=True, text=True,
                           env={**os.environ, **GIT_ENV})
