@@ -349,39 +349,36 @@ class Repo:
 
     def first_parent_log(self, rev: str, limit: int = 100_000) -> Iterator[tuple[str, bytes]]:
         """(commit id, raw message) along first parents of `rev`, newest first."""
-        sha = self.resolve_commit(rev)
-        n = 0
-        while sha in self._written and n < limit:  # written here: walked from memory
-            w = self._written[sha]
-            yield sha, w.message
-            sha, n = w.parent, n + 1
-        for c in self._first_parent_walker(sha, limit - n):
-            yield str(c.id), c.raw_message
+        for sha, w, c in self._walk_first_parents(rev, limit):
+            yield sha, w.message if w is not None else c.raw_message
 
     def _first_parents(self, rev: str) -> Iterator[tuple[str, int, frozenset[str] | None]]:
         """(commit id, commit time, the paths it changed when this process wrote it, else
-        None) along first parents, newest first. A batch of apply writes hundreds of
-        commits and then walks back through them per eviction: those steps come from
-        memory instead of libgit2."""
-        sha = self.resolve_commit(rev)
-        while sha in self._written:
-            w = self._written[sha]
-            yield sha, w.time, w.paths
-            sha = w.parent
-        for c in self._first_parent_walker(sha):
-            yield str(c.id), int(c.commit_time), None
+        None) along first parents, newest first."""
+        for sha, w, c in self._walk_first_parents(rev):
+            yield (sha, w.time, w.paths) if w is not None else (sha, int(c.commit_time), None)
 
-    def _first_parent_walker(self, sha: str, limit: int = 10**9) -> Iterator[Any]:
+    def _walk_first_parents(self, rev: str, limit: int = 10**9
+                            ) -> Iterator[tuple[str, _Written | None, Any]]:
+        """(commit id, what this process recorded writing it, else the libgit2 commit)
+        along first parents, newest first. A batch of apply writes hundreds of commits and
+        then walks back through them per eviction: those steps come from memory."""
         import pygit2
 
+        sha, n = self.resolve_commit(rev), 0
+        while sha in self._written and n < limit:
+            w = self._written[sha]
+            yield sha, w, None
+            sha, n = w.parent, n + 1
         # first parents form a chain: no sort needed, and a topological sort would read
         # the whole history before yielding the first commit
         walker = self._repo.walk(sha, pygit2.enums.SortMode.NONE)
         walker.simplify_first_parent()
-        for n, c in enumerate(walker):
+        for c in walker:
             if n >= limit:
                 return
-            yield c
+            n += 1
+            yield str(c.id), None, c
 
     def refs(self, prefix: str) -> list[str]:
         return sorted(r for r in self._repo.references if r.startswith(prefix))
