@@ -29,11 +29,19 @@ SEED_OPENED_RE = re.compile(r"\s+[—–-]+\s+(?:відкрита з|откры�
 CLOSED_RE = re.compile(
     r"\s+[—–-]+\s+(?:closed|закрита|закрыта)\s+(\S+?)(?:\s*\|\s*(run_[A-Za-z0-9._-]+))?"
     r"(?:\s+[—–-]+\s+(.*?))?\s*$", re.I)
+# The same patterns from their first literal on, matched only where that literal sits
+# (see _suffix_search): a search would try the leading \s at every position of the line.
+_OPENED_AT = re.compile(OPENED_RE.pattern.removeprefix(r"\s*"), re.I)
+_PRIORITY_AT = re.compile(PRIORITY_RE.pattern.removeprefix(r"\s*"), re.I)
+_SEED_OPENED_AT = re.compile(SEED_OPENED_RE.pattern.removeprefix(r"\s+"), re.I)
+_CLOSED_AT = re.compile(CLOSED_RE.pattern.removeprefix(r"\s+"), re.I)
+_DASHES = ("—", "–", "-")
 DECISION_HEAD_RE = re.compile(r"^(\S+)\s+[—–-]+\s+(.+)$")
 # `**Key:** value` and `**Key**: value`.
 FIELD_RE = re.compile(r"^\*\*([^*:]+)(?::\*\*|\*\*:)\s*(.*)$")
 
 PRIORITIES = ("high", "normal", "low")
+_BULLET_MARKS = ("-", "*", "+")
 HIGH_SECTIONS = {"критичні", "критические", "critical"}
 DEPRECATED_SECTIONS = {"застаріло", "deprecated", "устарело"}
 
@@ -58,14 +66,25 @@ class Problem:
     severity: str = "error"
 
 
+_DATE_RE = re.compile(r"\d{4}-\d{2}-\d{2}")
+
+
+_VALID_DATES: dict[str, bool] = {}  # the few hundred dates a repository uses, remembered
+
+
 def valid_date(text: str) -> bool:
-    if not re.fullmatch(r"\d{4}-\d{2}-\d{2}", text):
-        return False
-    try:
-        _dt.date.fromisoformat(text)
-    except ValueError:
-        return False
-    return True
+    known = _VALID_DATES.get(text)
+    if known is not None:
+        return known
+    ok = _DATE_RE.fullmatch(text) is not None
+    if ok:
+        try:
+            _dt.date.fromisoformat(text)
+        except ValueError:
+            ok = False
+    if len(_VALID_DATES) < 4096:
+        _VALID_DATES[text] = ok
+    return ok
 
 
 def normalise(text: str) -> str:
@@ -168,7 +187,95 @@ def _content_lines(lines: list[str], start: int) -> Iterator[tuple[int, str]]:
 
 
 def parse_facts(lines: list[str], start: int = 0) -> tuple[list[Fact], list[Problem]]:
-    """Facts are bullets under `##` sections; continuation lines are indented."""
+    """Facts are bullets under `##` sections; continuation lines are indented.
+
+    This runs for every facts.md of a whole-tree check, so the common file (no code block,
+    no HTML comment) takes one pass that takes `- ` bullets apart with string methods
+    (what BULLET_RE would give); anything else goes through the line-by-line parser."""
+    plain = _parse_facts_plain(lines, start)
+    return plain if plain is not None else _parse_facts_lines(lines, start)
+
+
+class _NotPlain(Exception):
+    """A line the plain pass does not handle: a possible fence or comment opener, or a
+    bullet holding a line break (where the regexes and string methods part ways)."""
+
+
+def _parse_facts_plain(lines: list[str], start: int) -> tuple[list[Fact], list[Problem]] | None:
+    """parse_facts for files where no line is hidden; None when one might be."""
+    try:
+        facts, problems = _facts_pass(lines, start)
+    except _NotPlain:
+        return None
+    _report_duplicate_facts(facts, problems)
+    return facts, problems
+
+
+def _facts_pass(lines: list[str], start: int) -> tuple[list[Fact], list[Problem]]:
+    facts: list[Fact] = []
+    problems: list[Problem] = []
+    section = ""
+    current: Fact | None = None
+    for idx in range(max(0, start), len(lines)):
+        raw = lines[idx]
+        if not raw:
+            continue
+        lineno = idx + 1
+        if raw[0] in "-*+" and raw[1:2].isspace():
+            if "\n" in raw:
+                raise _NotPlain
+            body = raw[1:].lstrip()  # BULLET_RE's group 3 for an unindented bullet
+            col = len(raw) - len(body) + 1
+        else:
+            stripped = raw.strip()
+            if stripped[:1] in _OPENERS:
+                raise _NotPlain  # maybe a fence or a comment: _scan decides
+            m = HEADING_RE.match(raw) if "#" in raw[:4] else None
+            if m:
+                if len(m.group(1)) == 2:
+                    section = _section_name(m.group(2))
+                current = None
+                continue
+            b = BULLET_RE.match(raw) if stripped[:1] in "-*+" and stripped else None
+            if not (b and _indent(b.group(1)) < 2):
+                if not stripped:
+                    continue
+                if current is not None and raw.startswith((" ", "\t")):
+                    current.text += " " + stripped
+                    current.end_line = lineno
+                    continue
+                current = None  # a stray line ends the fact: later indented lines are not its own
+                if section or facts:
+                    problems.append(Problem(lineno, 1, "text outside a fact bullet: facts are "
+                                            "'- ' bullets under '## ' sections", raw, "warning"))
+                continue
+            body = b.group(3)
+            col = b.start(3) + 1
+        date = None
+        if body[:1] == "[":
+            d = DATE_PREFIX_RE.match(body)
+            if d:
+                date = d.group(1)
+                if not valid_date(date):
+                    problems.append(Problem(lineno, col,
+                                            f"fact date [{date}] is not a valid YYYY-MM-DD date",
+                                            raw))
+                body = body[d.end():]
+        text = body.strip()
+        if not text:
+            problems.append(Problem(lineno, 1, "empty fact bullet", raw, "warning"))
+            current = None
+            continue
+        current = Fact(text, section, lineno, lineno, date)
+        facts.append(current)
+    return facts, problems
+
+
+_OPENERS = frozenset("`~<")  # first characters of fence and comment lines
+
+
+def _parse_facts_lines(lines: list[str], start: int) -> tuple[list[Fact], list[Problem]]:
+    """parse_facts line by line through _scan (code blocks and comments hide lines)."""
     facts: list[Fact] = []
     problems: list[Problem] = []
     section = ""
@@ -215,15 +322,25 @@ def parse_facts(lines: list[str], start: int = 0) -> tuple[list[Fact], list[Prob
         if section or facts:
             problems.append(Problem(lineno, 1, "text outside a fact bullet: facts are '- ' "
                                     "bullets under '## ' sections", raw, "warning"))
+    _report_duplicate_facts(facts, problems)
+    return facts, problems
+
+
+def _report_duplicate_facts(facts: list[Fact], problems: list[Problem]) -> None:
     seen: dict[str, int] = {}
+    is_nfc = unicodedata.is_normalized
     for f in facts:
-        key = _dup_key(f.text)
+        key = f.text  # _dup_key, inlined: this runs once per fact
+        if not is_nfc("NFC", key):
+            key = unicodedata.normalize("NFC", key)
+        if "  " in key or not key.isprintable():  # else split/join would change nothing
+            key = " ".join(key.split())
+        key = key.casefold()
         if key in seen:
             problems.append(Problem(f.line, 1, f"duplicate fact (same text as line {seen[key]})",
                                     f.text, "warning"))
         else:
             seen[key] = f.line
-    return facts, problems
 
 
 def _dup_key(text: str) -> str:
@@ -240,12 +357,12 @@ def parse_loops(lines: list[str], start: int = 0) -> tuple[list[Loop], list[Prob
     section = ""
     for idx, raw in _content_lines(lines, start):
         lineno = idx + 1
-        m = HEADING_RE.match(raw)
+        m = HEADING_RE.match(raw) if "#" in raw[:4] else None  # it needs ` {0,3}#`
         if m:
             if len(m.group(1)) == 2:
                 section = _section_name(m.group(2))
             continue
-        b = BULLET_RE.match(raw)
+        b = BULLET_RE.match(raw) if raw[:1] in _BULLET_MARKS else None  # group 1 empty
         if not b or b.group(1):
             continue
         body = b.group(3)
@@ -274,25 +391,66 @@ def parse_loops(lines: list[str], start: int = 0) -> tuple[list[Loop], list[Prob
     return loops, problems
 
 
+def _paren_search(anchored: re.Pattern[str], rest: str) -> tuple[int, re.Match[str]] | None:
+    """(start, match) of what OPENED_RE / PRIORITY_RE.search(rest) finds, through their
+    anchored forms (`\\s*` dropped). Such a match is the whitespace run before a `(`
+    where the anchored form matches, so the leftmost one starts before the first such
+    `(`; and as both end with `)` and optional space, other texts are skipped at once."""
+    if not rest.rstrip().endswith(")"):
+        return None
+    q = rest.find("(")
+    while q >= 0:
+        m = anchored.match(rest, q)
+        if m is not None:
+            return _run_start(rest, q), m
+        q = rest.find("(", q + 1)
+    return None
+
+
+def _dash_search(anchored: re.Pattern[str], rest: str) -> tuple[int, re.Match[str]] | None:
+    """(start, match) of what SEED_OPENED_RE / CLOSED_RE.search(rest) finds: both start
+    with `\\s+[—–-]+`, so a match is a whitespace run before a dash where the anchored form
+    (`\\s+` dropped) matches; the leftmost such dash gives the leftmost match."""
+    found: list[int] = []
+    for dash in _DASHES:
+        d = rest.find(dash, 1)
+        while d >= 0:
+            if rest[d - 1].isspace():
+                found.append(d)
+            d = rest.find(dash, d + 1)
+    for d in sorted(found):
+        m = anchored.match(rest, d)
+        if m is not None:
+            return _run_start(rest, d), m
+    return None
+
+
+def _run_start(text: str, i: int) -> int:
+    """Start of the whitespace run that ends at `i` (`i` itself without one)."""
+    while i > 0 and text[i - 1].isspace():
+        i -= 1
+    return i
+
+
 def _strip_open_suffixes(rest: str) -> tuple[str, str | None, str | None]:
     """Remove `(opened D, priority P)`, `— відкрита з D` and `(priority P)`, in any order."""
     opened = priority = None
     for _ in range(3):
-        o = OPENED_RE.search(rest) if opened is None else None
+        o = _paren_search(_OPENED_AT, rest) if opened is None else None
         if o:
-            opened = o.group(1)
-            priority = o.group(2) or priority
-            rest = rest[: o.start()]
+            opened = o[1].group(1)
+            priority = o[1].group(2) or priority
+            rest = rest[: o[0]]
             continue
-        s = SEED_OPENED_RE.search(rest) if opened is None else None
+        s = _dash_search(_SEED_OPENED_AT, rest) if opened is None else None
         if s:
-            opened = s.group(1)
-            rest = rest[: s.start()]
+            opened = s[1].group(1)
+            rest = rest[: s[0]]
             continue
-        p = PRIORITY_RE.search(rest) if priority is None else None
+        p = _paren_search(_PRIORITY_AT, rest) if priority is None else None
         if p:
-            priority = p.group(1)
-            rest = rest[: p.start()]
+            priority = p[1].group(1)
+            rest = rest[: p[0]]
             continue
         break
     return rest, opened, priority
@@ -309,11 +467,12 @@ def _parse_loop(rest: str, closed: bool, section: str, lineno: int, col: int,
     problems: list[Problem] = []
     closed_on = run = resolution = None
     if closed:
-        c = CLOSED_RE.search(rest)
-        if c:
+        found = _dash_search(_CLOSED_AT, rest)
+        if found:
+            c = found[1]
             closed_on, run = c.group(1), c.group(2)
             resolution = (c.group(3) or "").strip() or None
-            rest = rest[: c.start()]
+            rest = rest[: found[0]]
             if not valid_date(closed_on):
                 problems.append(Problem(lineno, col, f"closing date {closed_on!r} is not "
                                         "YYYY-MM-DD", raw))

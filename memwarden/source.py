@@ -134,7 +134,7 @@ class WorktreeSource:
         info = classify(entry.path)
         if info is None:
             return None
-        full = self.root / entry.path
+        full = os.path.join(self.base, entry.path)  # (a str join: pathlib costs more here)
         stat_key: list[int] | None = None
         try:
             if entry.mode == MODE_LINK:

@@ -129,7 +129,12 @@ def check(source: Source, config: Config, paths: list[str] | None = None,
             get_encoder(config.encoding)
         else:
             verify_encoding(config.encoding)
-    for res in evaluate_entries(source, pending, file_rules, config, counter):
+
+    def meanwhile() -> None:  # parent work while forked workers check the files
+        if paths is None and config.rule_enabled("MW207") and "registry.json" in entries:
+            prepare_tree_rules(load("registry.json"))
+
+    for res in evaluate_entries(source, pending, file_rules, config, counter, meanwhile):
         counter.merge(res.counts)
         if res.blob_id is None:
             continue
@@ -187,11 +192,21 @@ class FileResult:
 _SHARE_FRONTMATTER = frozenset({"agent_contract"})
 
 
+def prepare_tree_rules(registry: MemFile | None) -> None:
+    """Work out what MW207 needs from registry.json alone (parse, positions, schema), so
+    the serial tree-rule pass after the workers is shorter."""
+    if registry is None or registry.too_large or registry.text is None:
+        return
+    from memwarden.policies.structure import registry_parts
+
+    registry_parts(registry.text)
+
+
 def evaluate_entries(source: Source, pending: list[Entry], rules: list[Rule], config: Config,
-                     counter: TokenCounter) -> list[FileResult]:
+                     counter: TokenCounter, meanwhile: Any = None) -> list[FileResult]:
     """Read, hash and check each pending file: in this process for small jobs, else in
     forked workers on every core (rules are pure per file; only findings, blob ids and new
-    token counts come back)."""
+    token counts come back). `meanwhile()` runs in this process while workers work."""
     workers = min(os.cpu_count() or 1, 8)
     if workers < 2 or len(pending) < PARALLEL_FILES:
         return _evaluate(source, pending, rules, config, counter)
@@ -205,10 +220,13 @@ def evaluate_entries(source: Source, pending: list[Entry], rules: list[Rule], co
         import multiprocessing
 
         mp = multiprocessing.get_context("fork")
-        n_chunks = workers * 8
+        n_chunks = workers * 32  # small chunks: neither core idles long at the end
         chunks = [list(range(i, len(pending), n_chunks)) for i in range(n_chunks)]
         with mp.Pool(workers) as pool:
-            parts = pool.map(_evaluate_chunk, chunks, chunksize=1)
+            running = pool.map_async(_evaluate_chunk, chunks, chunksize=1)
+            if meanwhile is not None:
+                meanwhile()
+            parts = running.get()
     finally:
         _JOB = None
     out = [r for part in parts for r in part]

@@ -532,7 +532,8 @@ class _Scanner:
             return []
         text = self.text
         if not text.isascii() or text.encode().translate(None, _PRINTABLE_ASCII):
-            self._invisible()
+            if not _surely_visible(text):
+                self._invisible()
         self._triggers()
         self._brackets()
         self._json_keys()
@@ -1166,6 +1167,29 @@ _INVISIBLE = _lazy(  # and the Unicode spaces, which the trigger pass needs note
     "\xa0\u1680\u2000-\u200a\u202f\u205f\u3000]")
 _RTL_LETTER = _lazy("_RTL_LETTER", "[\u0590-\u08ff\ufb1d-\ufdff\ufe70-\ufefc"
                                    "\U00010800-\U00010fff\U0001e800-\U0001efff]")
+
+
+# Non-printable characters that _INVISIBLE does not look for.
+_ORDINARY_CONTROLS = ("\t", "\r", "\x0c")
+# UTF-8 lead bytes of the characters _INVISIBLE looks for that str.isprintable() accepts:
+# U+034F (CD), U+115F U+1160 U+17B4 U+17B5 (E1), U+3164 (E3), U+FE00-U+FE0E U+FFA0 (EF),
+# U+E0100-U+E01EF (F3). tests/test_check_fast_injection.py derives this from the pattern.
+_PRINTABLE_INVISIBLE_LEADS = (b"\xcd", b"\xe1", b"\xe3", b"\xef", b"\xf3")
+
+
+def _surely_visible(text: str) -> bool:
+    """True when _INVISIBLE matches nowhere in `text`, proven with C-speed string methods
+    (~3x cheaper than the character-class scan on Cyrillic text): every character it looks
+    for is either non-printable (isprintable() sees it once line breaks and the ordinary
+    controls are blanked) or starts with one of a few rare UTF-8 lead bytes."""
+    flat = text.replace("\n", " ")
+    for ch in _ORDINARY_CONTROLS:
+        if ch in flat:
+            flat = flat.replace(ch, " ")
+    if not flat.isprintable():
+        return False  # (lone surrogates end here too, before encoding)
+    data = text.encode("utf-8")
+    return not any(lead in data for lead in _PRINTABLE_INVISIBLE_LEADS)
 
 
 def _run_bounds(text: str, p: int, floor: int) -> tuple[int, int]:

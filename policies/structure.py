@@ -177,13 +177,146 @@ _TYPE_WORDS = {"integer": "a whole number", "number": "a number", "string": "tex
 def schema_issues(instance: Any, kind: str, where: str) -> list[Issue]:
     """Validate `instance` against the pack schema `kind`; `where` names the document
     ("frontmatter", "meta.json") in messages. Sorted by path, then message."""
-    if is_valid(load_schema(kind), instance, _FAST_FORMATS) is True:
+    if certainly_valid(kind, instance):
         return []
     issues: list[Issue] = []
     for error in validator(kind).iter_errors(instance):
         issues.extend(_describe(error, where))
     unique = {(i.path, i.message): i for i in issues}
     return sorted(unique.values(), key=lambda i: (tuple(map(str, i.path)), i.message))
+
+
+@cache
+def _fast_parts(kind: str) -> tuple[dict[str, Any], tuple[dict[str, Any], ...],
+                                     dict[str, Any] | None, Any]:
+    """A pack schema split for the fast yes-path: the part fastschema proves on its own,
+    the allOf conditions, and the top-level patternProperties / additionalProperties
+    pair (which fastschema leaves to jsonschema)."""
+    schema = load_schema(kind)
+    strip = {"allOf"}
+    patterns = schema.get("patternProperties")
+    if isinstance(patterns, dict):
+        strip |= {"patternProperties", "additionalProperties"}
+    base = {k: v for k, v in schema.items() if k not in strip}
+    conditions = tuple(schema.get("allOf", ()))
+    return base, conditions, patterns if isinstance(patterns, dict) else None, \
+        schema.get("additionalProperties", True)
+
+
+_CONDITION_KEYS = frozenset({"if", "then", "else"})
+_OBJECT_KEYS = frozenset({"type", "required", "properties", "additionalProperties"})
+_SCALAR_TYPES = frozenset({str, int, float, bool, type(None)})
+_PROPERTY_ANSWERS: dict[tuple[str, str, type, Any], bool] = {}
+
+
+@cache
+def _plain_object_schema(kind: str) -> bool:
+    """Whether the fast-path part of `kind` is a plain object schema (type, required,
+    properties, a boolean additionalProperties): then a document is valid exactly when
+    each of its values is, and those answers can be remembered per (key, value)."""
+    base = _fast_parts(kind)[0]
+    keys = {k for k in base if not k.startswith("x-") and k not in _FAST_ANNOTATIONS}
+    return keys <= _OBJECT_KEYS and base.get("type") == "object" \
+        and isinstance(base.get("additionalProperties", True), bool) \
+        and all(isinstance(k, str) for k in base.get("required", ()))
+
+
+_FAST_ANNOTATIONS = frozenset({"$id", "$schema", "description", "title", "default", "examples",
+                               "$comment"})
+
+
+def _base_valid(kind: str, base: dict[str, Any], instance: Any) -> bool:
+    """is_valid(base, instance) is True; for plain object schemas with the answer for each
+    scalar value remembered (memory frontmatter repeats its agents, dates and versions)."""
+    if not isinstance(instance, dict) or not _plain_object_schema(kind):
+        return is_valid(base, instance, _FAST_FORMATS) is True
+    if any(k not in instance for k in base.get("required", ())):
+        return False
+    props = base.get("properties", {})
+    closed = base.get("additionalProperties", True) is False
+    for key, value in instance.items():
+        sub = props.get(key)
+        if sub is None:
+            if closed:
+                return False
+            continue
+        if type(value) in _SCALAR_TYPES:
+            memo = (kind, key, type(value), value)
+            ok = _PROPERTY_ANSWERS.get(memo)
+            if ok is None:
+                ok = is_valid(sub, value, _FAST_FORMATS) is True
+                if len(_PROPERTY_ANSWERS) < 100_000:
+                    _PROPERTY_ANSWERS[memo] = ok
+        else:
+            ok = is_valid(sub, value, _FAST_FORMATS) is True
+        if not ok:
+            return False
+    return True
+
+
+def certainly_valid(kind: str, instance: Any) -> bool:
+    """True only when `instance` surely satisfies the pack schema `kind`: fastschema's proof
+    extended to top-level patternProperties and allOf if/then/else (the agent contract and
+    meta.json schemas). Anything else (False) goes to jsonschema, which finds the errors."""
+    base, conditions, patterns, additional = _fast_parts(kind)
+    if not _base_valid(kind, base, instance):
+        return False
+    if patterns is not None and isinstance(instance, dict):
+        known = base.get("properties", {})
+        for key, value in instance.items():
+            matched = False
+            for pattern, sub in patterns.items():
+                if re.search(pattern, key):  # jsonschema's patternProperties semantics
+                    matched = True
+                    if is_valid(sub, value, _FAST_FORMATS) is not True:
+                        return False
+            if not matched and key not in known and \
+                    is_valid(additional, value, _FAST_FORMATS) is not True:
+                return False
+    for cond in conditions:
+        if not isinstance(cond, dict) or any(
+                k not in _CONDITION_KEYS and not k.startswith("x-") for k in cond):
+            return False
+        holds = _surely_matches(cond.get("if", True), instance)
+        if holds is None:
+            return False
+        branch = cond.get("then" if holds else "else", True)
+        if is_valid(branch, instance, _FAST_FORMATS) is not True:
+            return False
+    return True
+
+
+def _surely_matches(schema: Any, value: Any) -> bool | None:
+    """Whether `value` matches an `if` schema made of properties / required / const (text);
+    None for anything else (then jsonschema decides). Both answers are exact here, unlike
+    fastschema's, whose False may only mean "not proven"."""
+    if schema is True:
+        return True
+    if not isinstance(schema, dict):
+        return None
+    result = True
+    for key, want in schema.items():
+        if key.startswith("x-") or key in ("description", "title", "$comment"):
+            continue
+        if key == "const" and isinstance(want, str):
+            ok: bool | None = isinstance(value, str) and value == want
+        elif key == "required" and isinstance(want, list):
+            ok = not isinstance(value, dict) or all(k in value for k in want)
+        elif key == "properties" and isinstance(want, dict):
+            ok = True
+            if isinstance(value, dict):
+                for k, sub in want.items():
+                    if k in value:
+                        r = _surely_matches(sub, value[k])
+                        if r is None:
+                            return None
+                        ok = ok and r
+        else:
+            return None
+        if ok is None:
+            return None
+        result = result and ok
+    return result
 
 
 def _subject(where: str, path: Path) -> str:
@@ -789,6 +922,30 @@ def check_registry(ctx: TreeContext) -> Iterator[Finding]:
     yield from _RegistryCheck(ctx, mf, contracts, registry_in_focus).run()
 
 
+_REGISTRY_PARTS: dict[str, tuple[Any, JsonProblem | None, dict[Path, tuple[int, int]],
+                                  list[Issue]]] = {}
+
+
+def registry_parts(text: str) -> tuple[Any, JsonProblem | None, dict[Path, tuple[int, int]],
+                                       list[Issue]]:
+    """registry.json parsed, its key positions and its schema issues (the part of MW207
+    that needs no contract). Remembered for the latest text, so a whole-tree check can
+    work it out while the workers still check files (see engine.prepare_tree_rules)."""
+    hit = _REGISTRY_PARTS.get(text)
+    if hit is not None:
+        return hit
+    value, problem = load_json(text)
+    if problem is not None:
+        parts: tuple[Any, JsonProblem | None, dict[Path, tuple[int, int]], list[Issue]] = (
+            None, problem, {}, [])
+    else:
+        parts = (value, None, json_positions(text)[0],
+                 schema_issues(value, "registry", "registry.json"))
+    _REGISTRY_PARTS.clear()
+    _REGISTRY_PARTS[text] = parts
+    return parts
+
+
 class _RegistryCheck:
     """Compare registry.json with the contracts; report on registry.json when it is being
     checked, else on the _agent.md whose edit made the registry stale."""
@@ -801,15 +958,13 @@ class _RegistryCheck:
         self.positions: dict[Path, tuple[int, int]] = {}
 
     def run(self) -> list[Finding]:
-        text = self.mf.text or ""
-        value, problem = load_json(text)
+        value, problem, positions, issues = registry_parts(self.mf.text or "")
         if problem is not None:
             if self.on_registry:
                 self.out.add(ERROR, problem.line, problem.col, f"registry.json: {problem.message}",
                              _REGISTRY_HINT)
             return self.out.done()
-        self.positions = json_positions(text)[0]
-        issues = schema_issues(value, "registry", "registry.json")
+        self.positions = positions
         if self.on_registry:
             for issue in issues:
                 line, col = _deepest(self.positions, issue.path)
