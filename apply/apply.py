@@ -475,6 +475,7 @@ def _apply_batch(repo: Repo, refs: list[str], config: Config, approved_by: str |
     there = repo.remote_refs(remote, "refs/heads/" + config.data["proposal_prefix"] + "*")
     tip, results, updates = start, [], {}
     plans = PlanPool(repo, refs, config, approved_by, now, force, start)
+    repo.hold_objects()  # one pack of deltas at the end, not ~8 loose objects a proposal
     try:
         for ref in refs:
             planned = plans.next()
@@ -498,8 +499,11 @@ def _apply_batch(repo: Repo, refs: list[str], config: Config, approved_by: str |
                 if branch is not None and branch in there:
                     updates[branch] = (tip, head)
             results.append(res)
+        if tip != start:
+            repo.store_held_objects()  # before any ref can point at them
     finally:
         plans.close()
+        repo.drop_held_objects()  # (not stored: the careful path follows, nothing refers)
     if tip != start:
         updates[main_ref] = (tip, start)
         try:

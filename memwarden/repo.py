@@ -126,6 +126,10 @@ class Repo:
         # paths each commit written in this process changed (Writer knows them): history
         # walks skip tree lookups on the commits that left a path alone
         self._written: dict[str, _Written] = {}
+        self._held: Any = None  # heldobjects.HeldObjects, once a batch held objects
+        self._commits: dict[str, str] = {}  # full commit id -> itself, once checked
+        self._blobs: dict[str, bytes] = {}  # recently read blobs (objects never change)
+        self._blob_bytes = 0
 
     @cached_property
     def _repo(self) -> pygit2.Repository:
@@ -148,6 +152,41 @@ class Repo:
                 repo.odb.add_disk_alternate(extra)
         return repo
 
+    # -- objects held in memory during a batch (memwarden/heldobjects.py) ----------------
+
+    def hold_objects(self) -> None:
+        """From now on new objects stay in memory (readable as usual) until
+        `store_held_objects()` writes them as one pack, or `drop_held_objects()`. No ref may
+        point at a held object before it is stored."""
+        if self._held is None:
+            from memwarden.heldobjects import HeldObjects
+
+            self._held = HeldObjects(self.objects_dir())
+            self._repo.odb.add_backend(self._held, 1000)  # asked first: above pack, loose
+        self._held.hold()
+
+    def store_held_objects(self) -> None:
+        if self._held is not None:
+            self._held.store()
+
+    def drop_held_objects(self) -> None:
+        if self._held is not None:
+            self._held.drop()
+
+    def _holding(self) -> Any:
+        return self._held if self._held is not None and self._held.holding else None
+
+    def objects_dir(self) -> Path:
+        """Where this repository's objects live (a linked worktree's are in the common
+        git dir)."""
+        env = os.environ.get("GIT_OBJECT_DIRECTORY")
+        if env:
+            return Path(env)
+        common = self.git_dir / "commondir"
+        if common.is_file():
+            return (self.git_dir / common.read_text().strip()).resolve() / "objects"
+        return self.git_dir / "objects"
+
     @property
     def cache_dir(self) -> Path:
         """Where memwarden keeps rebuildable caches (`.git/memwarden/`)."""
@@ -155,6 +194,9 @@ class Repo:
 
     def resolve_commit(self, rev: str) -> str:
         """The commit id `rev` names; a clear error if it names nothing."""
+        known = self._commits.get(rev)  # a full id checked before: ids never change
+        if known is not None:
+            return known
         import pygit2
 
         try:
@@ -162,7 +204,10 @@ class Repo:
             commit = obj.peel(pygit2.Commit)
         except (KeyError, ValueError, pygit2.GitError, pygit2.InvalidSpecError):
             raise MemwardenError(f"--rev {rev}: not a commit in {self.git_dir}") from None
-        return str(commit.id)
+        sha = str(commit.id)
+        if rev == sha:
+            self._commits[sha] = sha
+        return sha
 
     def tree_entries(self, rev: str, everything: bool = False) -> Iterator[Entry]:
         """Every governed file in the tree of `rev` (memory/, agents/, logic/, top files);
@@ -188,10 +233,12 @@ class Repo:
                 yield Entry(path, obj.filemode, str(obj.id))
 
     def read_blob(self, oid: str) -> bytes:
-        return self._repo[oid].read_raw()
+        data = self._blobs.get(oid)
+        return data if data is not None else self._blob(self._repo[oid])
 
     def blob_size(self, oid: str) -> int:
-        return self._repo[oid].size
+        data = self._blobs.get(oid)
+        return len(data) if data is not None else self._repo.odb.read_header(oid)[1]
 
     def read_path(self, rev: str, path: str) -> bytes | None:
         """The content of `path` at `rev`, or None when absent or not a blob."""
@@ -202,7 +249,23 @@ class Repo:
             return None
         if obj.type_str != "blob":
             return None
-        return obj.read_raw()
+        return self._blob(obj)
+
+    _BLOB_MEMO_BYTES = 64 << 20
+
+    def _blob(self, obj: Any) -> bytes:
+        """A blob's bytes, remembered for a while: planning a proposal reads the same
+        files at the same commits for the gate, the eviction and the bookkeeping."""
+        oid = str(obj.id)
+        data = self._blobs.get(oid)
+        if data is None:
+            data = obj.read_raw()
+            if self._blob_bytes + len(data) > self._BLOB_MEMO_BYTES:
+                self._blobs.clear()
+                self._blob_bytes = 0
+            self._blobs[oid] = data
+            self._blob_bytes += len(data)
+        return data
 
     def tracked_paths(self) -> tuple[set[str], set[str]]:
         """Paths in the index and every folder that holds one (never ignored by git)."""
@@ -937,9 +1000,10 @@ def _signature(ident: tuple[str, str], when: int | None) -> object:
     return pygit2.Signature(ident[0], ident[1], when, 0)
 
 
-def _tree_with(r: Any, tree: Any, changes: dict[str, bytes | None]) -> Any:
+def _tree_with(r: Any, tree: Any, changes: dict[str, bytes | None], held: Any = None) -> Any:
     """The id of `tree` (None: empty) with `changes` applied, rebuilding only the subtrees
-    on changed paths (an index of the whole tree cost 15 ms a commit on 4,000 files)."""
+    on changed paths (an index of the whole tree cost 15 ms a commit on 4,000 files).
+    `held` (objects held for one pack) learns which new version replaced which."""
     import pygit2
 
     files: dict[str, bytes | None] = {}
@@ -956,20 +1020,28 @@ def _tree_with(r: Any, tree: Any, changes: dict[str, bytes | None]) -> Any:
             if builder.get(name) is not None:
                 builder.remove(name)
         else:
-            builder.insert(name, r.create_blob(data), pygit2.enums.FileMode.BLOB)
+            blob = r.create_blob(data)
+            if held is not None:
+                old = builder.get(name)
+                if old is not None:
+                    held.based_on(str(blob), str(old.id))
+            builder.insert(name, blob, pygit2.enums.FileMode.BLOB)
     for name, sub in sorted(subdirs.items()):
         current = builder.get(name)
         sub_tree = r.get(current.id) if current is not None and \
             current.filemode == pygit2.enums.FileMode.TREE else None
         if sub_tree is None and all(v is None for v in sub.values()):
             continue  # deleting below a folder that does not exist
-        new_id = _tree_with(r, sub_tree, sub)
+        new_id = _tree_with(r, sub_tree, sub, held)
         if len(r.get(new_id)) == 0:
             if current is not None:
                 builder.remove(name)  # git has no empty folders
         else:
             builder.insert(name, new_id, pygit2.enums.FileMode.TREE)
-    return builder.write()
+    new = builder.write()
+    if held is not None and tree is not None:
+        held.based_on(str(new), str(tree.id))
+    return new
 
 
 class Writer:
@@ -986,7 +1058,8 @@ class Writer:
 
         r = self.repo._repo
         parent = r.get(self.repo.resolve_commit(base)) if base is not None else None
-        tree = _tree_with(r, parent.tree if parent is not None else None, changes)
+        tree = _tree_with(r, parent.tree if parent is not None else None, changes,
+                          self.repo._holding())
         sig_a = _signature(author, when)
         sig_c = _signature(committer, when)
         parents = [parent.id] if parent is not None else []
