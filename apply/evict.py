@@ -13,7 +13,6 @@ clock and the usage map are parameters.
 from __future__ import annotations
 
 import datetime as _dt
-import re
 from dataclasses import dataclass
 
 from memwarden.config import Config
@@ -21,19 +20,14 @@ from memwarden.entries import parse_facts, parse_loops
 from memwarden.layout import LAYER1
 from memwarden.memfile import split_lines
 from memwarden.repo import Repo
-from memwarden.tokens import count_text, get_encoder
+from memwarden.tokens import PART, count_text, get_encoder
 from memwarden.trailers import parse_trailers
-
-# A newline followed by a character that is neither whitespace nor "/" always ends a piece
-# of tiktoken's pre-split (cl100k_base and o200k_base; o200k lets "/" follow newlines
-# inside a punctuation piece), so a text's token count is the sum of its parts' counts
-# (proven by tests/test_evict_parts.py). Eviction re-counts a file with a few entries
-# removed, over and over: only the parts are counted, each once.
-_PART = re.compile(r"(?<=\n)(?=[^\s/])")
 
 
 class PartCounter:
-    """Exact token counts of texts that share most of their lines."""
+    """Exact token counts of texts that share most of their lines (a text's count is the
+    sum of its parts' counts, see memwarden.tokens.PART): eviction re-counts a file with a
+    few entries removed, over and over, so each part is counted once."""
 
     def __init__(self, encoding: str) -> None:
         self.encoding = encoding
@@ -43,7 +37,7 @@ class PartCounter:
         parts = self._parts
         total = 0
         missing = []
-        for part in _PART.split(text):
+        for part in PART.split(text):
             n = parts.get(part)
             if n is None:
                 missing.append(part)

@@ -24,7 +24,7 @@ from memwarden.policies.ownership import proposal_path_findings
 from memwarden.policies.transitions import diff_findings
 from memwarden.repo import Repo, diff_bytes
 from memwarden.source import TreeSource
-from memwarden.tokens import count_text
+from memwarden.tokens import count_edited, count_text
 
 # Over-limit facts, open loops and a Layer 1 total overflow are evicted by apply.
 EVICTABLE = {"MW102": "facts", "MW103": "open_loops", "MW104": "facts"}
@@ -148,11 +148,9 @@ def auto_approve(config: Config, agent: str | None, changed: list[str],
                                     "priority normal, agent allows it"]
 
 
-def _tokens_at(repo: Repo, rev: str, path: str, encoding: str) -> int | None:
+def _text_at(repo: Repo, rev: str, path: str) -> str | None:
     data = repo.read_path(rev, path)
-    if data is None:
-        return None
-    return count_text(data.decode("utf-8", "replace"), encoding)
+    return None if data is None else data.decode("utf-8", "replace")
 
 
 def token_table(repo: Repo, config: Config, agent: str, before: str, after: str
@@ -162,7 +160,10 @@ def token_table(repo: Repo, config: Config, agent: str, before: str, after: str
     total_b = total_a = 0
     for name, key in LAYER1.items():
         path = f"memory/{agent}/{name}"
-        b, a = _tokens_at(repo, before, path, enc), _tokens_at(repo, after, path, enc)
+        text_b, text_a = _text_at(repo, before, path), _text_at(repo, after, path)
+        a = None if text_a is None else count_text(text_a, enc)  # (the check counted it)
+        b = None if text_b is None else count_text(text_b, enc) if a is None else \
+            count_edited(text_b, text_a, a, enc)  # a few lines apart: count only those
         total_b += b or 0
         total_a += a or 0
         out[name] = {"before": b, "after": a, "limit": config.limit(key, agent)}

@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import marshal
 import os
+import re
 import tempfile
 import threading
 from collections.abc import Iterable
@@ -210,6 +211,35 @@ def verify_encoding(name: str) -> None:
             return
         _check_name(name)
         _verify_rank_file(name)
+
+
+# A newline followed by a character that is neither whitespace nor "/" always ends a piece
+# of tiktoken's pre-split (cl100k_base and o200k_base; o200k lets "/" follow newlines
+# inside a punctuation piece), so a text's token count is the sum of its parts' counts
+# (proven by tests/test_evict_parts.py): two versions of a file that differ in a few lines
+# differ only in the counts of a few parts.
+PART = re.compile(r"(?<=\n)(?=[^\s/])")
+
+
+def count_edited(text: str, known: str, known_count: int, encoding: str) -> int:
+    """Tokens in `text`, a version of `known` (which has `known_count` tokens): only the
+    parts between their shared leading and trailing parts are counted. Exact (see PART);
+    when most of the text changed it simply counts `text`."""
+    if text == known:
+        return known_count
+    new, old = PART.split(text), PART.split(known)
+    head = 0
+    limit = min(len(new), len(old))
+    while head < limit and new[head] == old[head]:
+        head += 1
+    tail = 0
+    while tail < limit - head and new[-1 - tail] == old[-1 - tail]:
+        tail += 1
+    old_mid = "".join(old[head:len(old) - tail])
+    if 2 * len(old_mid) > len(known):
+        return count_text(text, encoding)
+    new_mid = "".join(new[head:len(new) - tail])
+    return known_count - count_text(old_mid, encoding) + count_text(new_mid, encoding)
 
 
 _MEMO: dict[tuple[str, str], int] = {}

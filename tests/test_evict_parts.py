@@ -12,8 +12,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memwarden.apply.evict import _PART, PartCounter
-from memwarden.tokens import get_encoder
+from memwarden.apply.evict import PartCounter
+from memwarden.tokens import PART as _PART
+from memwarden.tokens import count_edited, get_encoder
 
 ENCODINGS = ["cl100k_base", "o200k_base"]
 TRICKY = st.sampled_from(["\n", "\r\n", "\r", " ", "  ", "\t", "/", "//", "- ", "'s", "'ll",
@@ -56,3 +57,24 @@ def test_slash_after_a_newline_is_not_a_boundary_in_o200k():
     assert sum(whole(p, "o200k_base") for p in (parts[0] + "\n", parts[1])) != \
         whole(text, "o200k_base")
     assert _PART.split(text) == [text]
+
+
+@pytest.mark.parametrize("enc", ENCODINGS)
+@settings(max_examples=300, deadline=None)
+@given(head=TEXTS, old=TEXTS, new=TEXTS, tail=TEXTS)
+def test_count_edited_equals_a_full_count(enc, head, old, new, tail):
+    known, text = head + old + tail, head + new + tail
+    assert count_edited(text, known, whole(known, enc), enc) == whole(text, enc)
+
+
+def test_count_edited_counts_only_the_changed_parts(monkeypatch):
+    known = "".join(f"- fact {i}: something worth keeping\n" for i in range(400))
+    text = known.replace("- fact 200: something", "- fact 200: anything")
+    n = whole(known, "cl100k_base")
+    import memwarden.tokens as tokens
+
+    seen: list[str] = []
+    real = tokens.count_text
+    monkeypatch.setattr(tokens, "count_text", lambda t, e: seen.append(t) or real(t, e))
+    assert count_edited(text, known, n, "cl100k_base") == whole(text, "cl100k_base")
+    assert seen and max(len(t) for t in seen) < 100  # a spy: the counts stay real
