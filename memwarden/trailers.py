@@ -159,8 +159,22 @@ def trailer_block(message: str, known: Iterable[str] = ()) -> tuple[int, int]:
     return start, end
 
 
+_PARSED: dict[tuple[str, tuple[str, ...]], tuple[Trailer, ...]] = {}
+
+
 def parse_trailers(message: str, known: Iterable[str] = ()) -> list[Trailer]:
-    """The trailers of `message`, unfolded, as `git interpret-trailers --parse` lists them."""
+    """The trailers of `message`, unfolded, as `git interpret-trailers --parse` lists them.
+    Remembered for a while: apply reads a proposal's trailers at several steps."""
+    key = (message, tuple(known))
+    hit = _PARSED.get(key)
+    if hit is None:
+        if len(_PARSED) >= 4096:
+            _PARSED.clear()
+        hit = _PARSED[key] = tuple(_parse_trailers(message, key[1]))
+    return list(hit)
+
+
+def _parse_trailers(message: str, known: tuple[str, ...]) -> list[Trailer]:
     start, end = trailer_block(message, known)
     first_line = message.count("\n", 0, start) + 1
     out: list[Trailer] = []
