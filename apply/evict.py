@@ -20,7 +20,7 @@ from memwarden.entries import parse_facts, parse_loops
 from memwarden.layout import LAYER1
 from memwarden.memfile import split_lines
 from memwarden.repo import Repo
-from memwarden.tokens import PART, count_text, get_encoder
+from memwarden.tokens import PART, count_text, token_length
 from memwarden.trailers import parse_trailers
 
 
@@ -44,9 +44,9 @@ class PartCounter:
             else:
                 total += n
         if missing:
-            encode = get_encoder(self.encoding).encode_ordinary
+            length = token_length(self.encoding)
             for part in missing:
-                n = parts[part] = len(encode(part))
+                n = parts[part] = length(part)
                 total += n
         return total
 

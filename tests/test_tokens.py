@@ -8,6 +8,8 @@ from importlib import resources
 
 import pytest
 from conftest import make_repo, rules_in
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from memwarden import tokens
 from memwarden.errors import EncodingUnavailable
@@ -221,3 +223,12 @@ def test_parsed_rank_cache_is_verified_and_rebuilt(tmp_path, monkeypatch):
     monkeypatch.setattr(tokens, "_encoders", {})
     assert len(get_encoder("cl100k_base").encode_ordinary(UK)) == n
     assert tokens._read_parsed(OFFICIAL_SHA256["cl100k_base"]) is not None  # rewritten
+
+
+@pytest.mark.parametrize("enc", ["cl100k_base", "o200k_base"])
+@settings(max_examples=300, deadline=None)
+@given(text=st.text(alphabet=st.characters(), max_size=200) |
+       st.sampled_from(["<|endoftext|>", "a<|fim_prefix|>b", "\ud800x", "Привіт\r\n  світ"]))
+def test_token_length_is_the_length_of_encode_ordinary(enc, text):
+    """The count that skips building the list of ids is exactly len(encode_ordinary)."""
+    assert tokens.token_length(enc)(text) == len(get_encoder(enc).encode_ordinary(text))
