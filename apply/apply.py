@@ -74,6 +74,14 @@ class AppliedIndex:
             self._extend(main)
         return self.ids.get(proposal_id)
 
+    def landed(self, old_tip: str, new_tip: str, message: str, pid: str, sha: str) -> None:
+        """`sha` (on `new_tip`, built on `old_tip`) applied `pid`: known without reading the
+        new commits back, when the index was current and the message names only `pid`
+        (apply's own trailer; a message that names more is read the usual way)."""
+        if self.tip == old_tip and message.count("Applied-Proposal") == 1:
+            self.ids.setdefault(pid, sha)
+            self.tip = new_tip
+
     def _extend(self, main: str) -> None:
         found: dict[str, str] = {}
         met = False
@@ -147,10 +155,12 @@ def _proposal_trailers(repo: Repo, head: str) -> tuple[str, dict[str, str]]:
     return msg, {t.key.lower(): t.value for t in parse_trailers(msg)}
 
 
-def _already_applied(repo: Repo, ref: str, main: str, applied: AppliedIndex | None
-                     ) -> ProposalResult | None:
+def _already_applied(repo: Repo, ref: str, main: str, applied: AppliedIndex | None,
+                     known: tuple[str, str | None] | None = None) -> ProposalResult | None:
+    """`known`: (head, Proposal-Id) a plan worker already read."""
     head = repo.resolve_commit(ref)
-    pid = _proposal_trailers(repo, head)[1].get("proposal-id")
+    pid = known[1] if known is not None and known[0] == head else \
+        _proposal_trailers(repo, head)[1].get("proposal-id")
     done = (applied or AppliedIndex(repo)).lookup(main, pid) if pid else None
     return ProposalResult(pid, "already_applied", commits=[done], ref=ref, head=head) \
         if done else None
@@ -487,13 +497,17 @@ def _apply_batch(repo: Repo, refs: list[str], config: Config, approved_by: str |
             branch = _branch_ref(repo, ref)
             if branch is not None and there.get(branch, head) != head:
                 return None  # an earlier attempt or new commits there: the careful path
-            res = _already_applied(repo, ref, tip, applied)
+            res = _already_applied(repo, ref, tip, applied,
+                                   (planned[0], planned[2]) if planned else None)
             if res is None:
-                plan = planned[2] if still_holds(repo, planned, head, start, tip) else \
+                plan = planned[3] if still_holds(repo, planned, head, start, tip) else \
                     prepare(repo, ref, config, approved_by, now, force, tip, start,
                             disk_cache=False)
                 res = plan if isinstance(plan, ProposalResult) else \
                     land(repo, plan, config, tip, now)
+                if isinstance(plan, Plan) and res.status == "applied" and res.proposal_id:
+                    applied.landed(tip, res.commits[-1], plan.message, res.proposal_id,
+                                   res.commits[-1])
             if res.status == "applied":
                 tip = res.commits[-1]
                 if branch is not None and branch in there:

@@ -22,7 +22,7 @@ from memwarden.config import Config
 from memwarden.repo import Repo
 
 _WORKER: dict[str, Any] = {}
-Planned = tuple[str, str | None, Any]  # head, agent, Plan | ProposalResult
+Planned = tuple[str, str | None, str | None, Any]  # head, agent, pid, Plan | ProposalResult
 
 
 def _init(repo: Repo, config: Config, approved_by: str | None, now: _dt.datetime,
@@ -40,10 +40,10 @@ def _plan_one(ref: str) -> Planned | None:
     repo: Repo = w["repo"]
     try:
         head = repo.resolve_commit(ref)
-        agent = _proposal_trailers(repo, head)[1].get("agent-id")
+        trailers = _proposal_trailers(repo, head)[1]
         plan = prepare(repo, ref, w["config"], w["approved_by"], w["now"], w["force"],
                        w["start"], w["start"], disk_cache=False)
-        return head, agent, plan
+        return head, trailers.get("agent-id"), trailers.get("proposal-id"), plan
     except Exception:  # noqa: BLE001 - the applier's own attempt will say it clearly
         return None
 

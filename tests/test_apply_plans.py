@@ -34,7 +34,7 @@ def test_still_holds_only_while_the_agent_and_the_policy_are_unchanged(tmp_path)
     work, _ = setup(tmp_path, ["a", "b"])
     repo = open_repo(work)
     start = repo.resolve_commit("HEAD")
-    planned = ("h" * 40, "a", None)
+    planned = ("h" * 40, "a", "p-1", None)
 
     def tip(changes):
         return Writer(repo).commit_changes(start, changes, "x\n", IDENT, IDENT)
@@ -46,3 +46,27 @@ def test_still_holds_only_while_the_agent_and_the_policy_are_unchanged(tmp_path)
     assert not still_holds(repo, planned, "h" * 40, start, tip({"memwarden.toml": b"\n"}))
     assert not still_holds(repo, planned, "e" * 40, start, start)  # another head
     assert not still_holds(repo, None, "h" * 40, start, start)  # the worker failed
+
+
+def test_applied_index_learns_a_landed_proposal_only_when_that_is_exact(tmp_path):
+    """The batch tells the index what it landed instead of reading the commit back; a
+    message naming another proposal too, or an index behind the tip, is read the usual
+    way (the walk), so the index stays what a fresh walk would find."""
+    from memwarden.apply.apply import AppliedIndex
+
+    work, _ = setup(tmp_path, ["a"])
+    repo = open_repo(work)
+    start = repo.resolve_commit("HEAD")
+    one = "memory-update: a\n\nApplied-Proposal: p-1\n"
+    two = "memory-update: a\n\nApplied-Proposal: p-2\nApplied-Proposal: p-3\n"
+    c1 = Writer(repo).commit_changes(start, {"x.md": b"1\n"}, one, IDENT, IDENT)
+    c2 = Writer(repo).commit_changes(c1, {"x.md": b"2\n"}, two, IDENT, IDENT)
+    index = AppliedIndex(repo)
+    assert index.lookup(start, "p-1") is None
+    index.landed(start, c1, one, "p-1", c1)
+    assert index.tip == c1 and index.ids == {"p-1": c1}
+    index.landed(c1, c2, two, "p-2", c2)  # names two: not taken on trust
+    assert index.tip == c1
+    fresh = AppliedIndex(repo)
+    fresh.lookup(c2, "p-1")
+    assert index.lookup(c2, "p-3") == c2 and index.ids == fresh.ids
