@@ -87,6 +87,10 @@ class HeldObjects(pygit2.OdbBackend):
     def hold(self) -> None:
         self.holding = True
 
+    def put(self, oid: str, kind: int, data: bytes) -> None:
+        """An object built and hashed by the caller (trees spliced in Python)."""
+        self._objects.setdefault(oid, (kind, data))
+
     def based_on(self, new: str, old: str) -> None:
         """`new` is a new version of `old` (same path): a cheap delta base."""
         if new != old and new in self._objects:
