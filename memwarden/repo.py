@@ -9,7 +9,10 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import shutil
 import stat
+import tempfile
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import cached_property
@@ -540,10 +543,15 @@ class Repo:
 
         leases = [f"--force-with-lease={ref}:{exp or ''}" for ref, (_, exp) in updates.items()]
         specs = [f"{new}:{ref}" for ref, (new, _) in updates.items()]
-        env = {**clean_env(), "GIT_DIR": str(self.git_dir)}
-        proc = subprocess.run(["git", "push", "--porcelain", *(["--atomic"] if atomic else []),
-                               *leases, remote, *specs],
-                              cwd=self.root or self.git_dir, env=env, capture_output=True)
+        bare = self._refless_twin() if len(updates) >= REFLESS_PUSH_MIN else None
+        env = {**clean_env(), "GIT_DIR": str(bare or self.git_dir)}
+        try:
+            proc = subprocess.run(["git", "push", "--porcelain",
+                                   *(["--atomic"] if atomic else []), *leases, remote, *specs],
+                                  cwd=self.root or self.git_dir, env=env, capture_output=True)
+        finally:
+            if bare is not None:
+                shutil.rmtree(bare, ignore_errors=True)
         if proc.returncode == 0:
             return True
         said = (proc.stdout + proc.stderr).decode("utf-8", "replace")
@@ -555,6 +563,35 @@ class Repo:
                  if ln.strip() and not ln.startswith(("To ", "Done"))]
         names = ", ".join(list(updates)[:3]) + (" ..." if len(updates) > 3 else "")
         raise MemwardenError(f"git push to {remote} refused {names}: " + " | ".join(lines[-6:]))
+
+    def _refless_twin(self) -> Path:
+        """A throwaway git dir with this repository's objects (an alternate) and config (an
+        include: remotes, credentials, URL rewrites) and hooks, but no refs. `git push`
+        matches every refspec against every local ref (O(specs x refs)): a batch pushing
+        1,000 proposal branches from a clone that has them all spent ~0.7 s there."""
+        base = self.cache_dir
+        base.mkdir(parents=True, exist_ok=True)
+        for old in base.glob("push-*"):  # left by a killed run
+            try:
+                if old.stat().st_mtime < time.time() - 3600:
+                    shutil.rmtree(old, ignore_errors=True)
+            except OSError:
+                pass
+        twin = Path(tempfile.mkdtemp(prefix="push-", dir=base))
+        (twin / "refs").mkdir()
+        (twin / "objects" / "info").mkdir(parents=True)
+        (twin / "objects" / "pack").mkdir()
+        (twin / "HEAD").write_text("ref: refs/heads/main\n")
+        (twin / "objects" / "info" / "alternates").write_text(f"{self.objects_dir()}\n")
+        common = self.objects_dir().parent
+        hooks = git_cli(["rev-parse", "--path-format=absolute", "--git-path", "hooks"],
+                        self.root or self.git_dir, {"GIT_DIR": str(self.git_dir)}).strip()
+        lines = ["[include]", f"\tpath = {_config_quote(common / 'config')}"]
+        if (self.git_dir / "config.worktree").is_file():
+            lines.append(f"\tpath = {_config_quote(self.git_dir / 'config.worktree')}")
+        lines += ["[core]", f"\thooksPath = {_config_quote(Path(hooks))}"]
+        (twin / "config").write_text("\n".join(lines) + "\n")
+        return twin
 
     def remote_refs(self, remote: str, pattern: str) -> dict[str, str]:
         """What `remote` has under `pattern` (git ls-remote), ref -> commit."""
@@ -787,6 +824,16 @@ def _mode(st: os.stat_result) -> int:
     if stat.S_ISREG(st.st_mode):
         return MODE_EXEC if st.st_mode & 0o111 else MODE_FILE
     return 0
+
+
+# Pushes of this many refs or more go through a ref-less twin (Repo._refless_twin).
+REFLESS_PUSH_MIN = 64
+
+
+def _config_quote(path: Path) -> str:
+    """A path as a git config value (quoted, backslashes and quotes escaped)."""
+    text = str(path).replace("\\", "\\\\").replace('"', '\\"')
+    return f'"{text}"'
 
 
 def clean_env() -> dict[str, str]:
