@@ -37,7 +37,12 @@ class HeldObjects(pygit2.OdbBackend):
         self.holding = False
         self._objects: dict[str, tuple[int, bytes]] = {}  # id -> (type, raw), in write order
         self._bases: dict[str, str] = {}  # id -> the id of the version it replaced
+        self._bytes = 0
         self._disk: Any = None
+
+    # A batch holding more than this stores what it holds as a pack and goes on holding:
+    # memory stays bounded for any batch (~50 MB per 1,000 proposals at 1,000 agents).
+    SPILL_BYTES = 256 << 20
 
     # -- libgit2's callbacks ---------------------------------------------------------------
 
@@ -64,7 +69,7 @@ class HeldObjects(pygit2.OdbBackend):
 
     def write_cb(self, oid: Any, data: bytes, kind: int) -> None:
         if self.holding:
-            self._objects[str(oid)] = (int(kind), bytes(data))
+            self.put(str(oid), int(kind), bytes(data))
             return
         if self._disk is None:
             self._disk = pygit2.Odb(str(self.objects_dir))
@@ -88,8 +93,14 @@ class HeldObjects(pygit2.OdbBackend):
         self.holding = True
 
     def put(self, oid: str, kind: int, data: bytes) -> None:
-        """An object built and hashed by the caller (trees spliced in Python)."""
-        self._objects.setdefault(oid, (kind, data))
+        """Hold an object (libgit2 hashed it, or the caller did: trees spliced in Python)."""
+        if oid in self._objects:
+            return
+        if self._bytes + len(data) > self.SPILL_BYTES and self._objects:
+            write_pack(self.objects_dir / "pack", self._objects, self._bases)
+            self._objects, self._bases, self._bytes = {}, {}, 0  # now read from that pack
+        self._objects[oid] = (kind, data)
+        self._bytes += len(data)
 
     def based_on(self, new: str, old: str) -> None:
         """`new` is a new version of `old` (same path): a cheap delta base."""
@@ -99,8 +110,7 @@ class HeldObjects(pygit2.OdbBackend):
     def drop(self) -> None:
         """Forget what is held and write through again (unreferenced: nothing is lost)."""
         self.holding = False
-        self._objects.clear()
-        self._bases.clear()
+        self._objects, self._bases, self._bytes = {}, {}, 0
 
     def store(self) -> Path | None:
         """Write the held objects as one pack (+ index) and stop holding; the pack's path,

@@ -145,3 +145,23 @@ def test_spliced_trees_are_the_trees_libgit2_builds(tmp_path_factory, base, chan
     got = Writer(repo).commit_changes(start, changes, "c", WHO, WHO, 2)
     assert got == expected
     repo.store_held_objects()
+
+
+def test_a_batch_over_the_memory_bound_spills_packs_and_reads_on(tmp_path, monkeypatch):
+    from memwarden.heldobjects import HeldObjects
+
+    monkeypatch.setattr(HeldObjects, "SPILL_BYTES", 20_000)
+    repo = repo_with_files(tmp_path)
+    tip = repo.resolve_commit("HEAD")
+    repo.hold_objects()
+    for i in range(60):
+        text = b"".join(b"- fact %d %d\n" % (i, k) for k in range(200))  # ~3 KB a version
+        tip = Writer(repo).commit_changes(tip, {f"memory/agent{i % 40}/facts.md": text},
+                                          f"c{i}", WHO, WHO, 1_700_000_000 + i)
+        assert repo.read_path(tip, f"memory/agent{i % 40}/facts.md") == text
+    repo.store_held_objects()
+    packs = list((repo.git_dir / "objects" / "pack").glob("pack-*.idx"))
+    assert len(packs) > 2  # spilled on the way
+    git(repo.root, "update-ref", "refs/heads/batch", tip)
+    git(repo.root, "fsck", "--strict", "--full")
+    assert git(repo.root, "show", "batch:memory/agent19/facts.md").startswith(b"- fact 59 0\n")
