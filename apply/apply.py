@@ -485,7 +485,8 @@ def _apply_batch(repo: Repo, refs: list[str], config: Config, approved_by: str |
     there = repo.remote_refs(remote, "refs/heads/" + config.data["proposal_prefix"] + "*")
     tip, results, updates = start, [], {}
     plans = PlanPool(repo, refs, config, approved_by, now, force, start)
-    repo.hold_objects()  # one pack of deltas at the end, not ~8 loose objects a proposal
+    if len(refs) >= lifecycle.HOLD_MIN:  # one pack of deltas, not ~8 loose files a proposal
+        repo.hold_objects()
     try:
         for ref in refs:
             planned = plans.next()

@@ -149,9 +149,15 @@ class Recorder:
         if not self.pending:
             return None
         local = self.repo.ref_target(NOTES_REF)
-        new = Writer(self.repo).commit_changes(
-            local, {h: self._merged(local, h) for h in self.pending},
-            "memwarden: proposal lifecycle\n", self.identity, self.identity)
+        if len(self.pending) >= HOLD_MIN:  # a batch's notes: one pack, not a file per note
+            self.repo.hold_objects()
+        try:
+            new = Writer(self.repo).commit_changes(
+                local, {h: self._merged(local, h) for h in self.pending},
+                "memwarden: proposal lifecycle\n", self.identity, self.identity)
+            self.repo.store_held_objects()  # before the ref can point at them
+        finally:
+            self.repo.drop_held_objects()
         if not self.repo.compare_and_swap(NOTES_REF, new, local or "0" * 40):
             raise MemwardenError(f"{NOTES_REF} moved while recording; re-run the command")
         self.pending.clear()
@@ -162,6 +168,11 @@ class Recorder:
         lines = (old or b"").decode("utf-8", "replace").splitlines()
         lines += [json.dumps(e, sort_keys=True, ensure_ascii=False) for e in self.pending[head]]
         return ("\n".join(lines) + "\n").encode()
+
+
+# Fewer notes than this are written as loose objects: a pack per small apply would pile up
+# packs that only `git gc` merges.
+HOLD_MIN = 16
 
 
 def _union(a: bytes | None, b: bytes | None) -> bytes:
