@@ -91,8 +91,17 @@ def normalise(text: str) -> str:
     return " ".join(unicodedata.normalize("NFC", text).split()).casefold()
 
 
+_SHORT_IDS: dict[str, str] = {}  # eviction asks for the same facts' ids again and again
+
+
 def short_id(text: str) -> str:
-    return hashlib.sha256(normalise(text).encode()).hexdigest()[:10]
+    known = _SHORT_IDS.get(text)
+    if known is None:
+        known = hashlib.sha256(normalise(text).encode()).hexdigest()[:10]
+        if len(_SHORT_IDS) >= 65536:
+            _SHORT_IDS.clear()
+        _SHORT_IDS[text] = known
+    return known
 
 
 @dataclass
