@@ -8,14 +8,11 @@ raised as ConfigError, which front ends turn into exit code 2.
 from __future__ import annotations
 
 import datetime as _dt
-import difflib
 import hashlib
 import json
 import os
 import re
-import tomllib
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
 from pathlib import Path
@@ -34,7 +31,50 @@ _RULE_SEL = re.compile(r"^MW[0-9]{0,3}$")
 def default_data() -> dict[str, Any]:
     """The built-in defaults (policy pack `defaults.toml`)."""
     text = (resources.files("memwarden.policies") / "pack" / "defaults.toml").read_text("utf-8")
-    return tomllib.loads(text)
+    return load_toml(text)
+
+
+_TOML_MAGIC = b"MWTOML\x01\x00"
+
+
+class TomlError(ValueError):
+    """tomllib.TOMLDecodeError's message, raised by load_toml (which imports tomllib only
+    when it has to parse)."""
+
+
+def load_toml(text: str) -> dict[str, Any]:
+    """tomllib.loads(text), remembered per text in the user cache (sealed marshal, see
+    cachedir.read_sealed): a hook run then skips importing tomllib and parsing (~4 ms).
+    Documents holding dates or times (which marshal cannot store) are parsed each time;
+    invalid TOML raises TomlError with tomllib's message (errors are never cached)."""
+    from memwarden.cachedir import read_sealed, user_cache_dir, write_sealed
+
+    root = user_cache_dir()
+    digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+    path = root / f"toml-{digest[:32]}.marshal" if root is not None else None
+    if path is not None:
+        hit = read_sealed(path, _TOML_MAGIC)
+        if isinstance(hit, tuple) and len(hit) == 2 and hit[0] == digest \
+                and isinstance(hit[1], dict):
+            return hit[1]
+    import tomllib
+
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise TomlError(str(exc)) from None
+    if path is not None and _marshal_safe(data):
+        write_sealed(path, _TOML_MAGIC, (digest, data))
+    return data
+
+
+def _marshal_safe(value: Any) -> bool:
+    """Only plain TOML values (no dates or times): what marshal stores and gives back as is."""
+    if isinstance(value, dict):
+        return all(isinstance(k, str) and _marshal_safe(v) for k, v in value.items())
+    if isinstance(value, list):
+        return all(_marshal_safe(v) for v in value)
+    return type(value) in (str, int, float, bool)
 
 
 @cache
@@ -43,13 +83,40 @@ def _schema() -> dict[str, Any]:
     return json.loads(text)
 
 
-@dataclass(frozen=True)
 class Config:
-    """The effective configuration: defaults with the user's file merged over them."""
+    """The effective configuration: defaults with the user's file merged over them.
+    Immutable (a plain class: a frozen dataclass costs a one-file hook run ~0.7 ms)."""
 
+    __slots__ = ("data", "source", "user_data", "_fingerprint")
     data: dict[str, Any]
-    source: str | None = None
-    user_data: dict[str, Any] = field(default_factory=dict)
+    source: str | None
+    user_data: dict[str, Any]
+
+    def __init__(self, data: dict[str, Any], source: str | None = None,
+                 user_data: dict[str, Any] | None = None) -> None:
+        object.__setattr__(self, "data", data)
+        object.__setattr__(self, "source", source)
+        object.__setattr__(self, "user_data", {} if user_data is None else user_data)
+        object.__setattr__(self, "_fingerprint", None)
+
+    def __setattr__(self, key: str, value: Any) -> None:
+        raise AttributeError(f"cannot assign to field {key!r}")
+
+    def __delattr__(self, key: str) -> None:
+        raise AttributeError(f"cannot delete field {key!r}")
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.data, self.source, self.user_data) == (
+            other.data, other.source, other.user_data)  # type: ignore[attr-defined]
+
+    def __hash__(self) -> int:
+        return hash((self.data, self.source, self.user_data))  # TypeError, as before
+
+    def __repr__(self) -> str:
+        return (f"Config(data={self.data!r}, source={self.source!r}, "
+                f"user_data={self.user_data!r})")
 
     @property
     def encoding(self) -> str:
@@ -72,9 +139,14 @@ class Config:
 
     @property
     def fingerprint(self) -> str:
-        """A hash of the effective config, for caches whose results depend on it."""
-        blob = json.dumps(self.data, sort_keys=True, default=str).encode()
-        return hashlib.sha256(blob).hexdigest()[:16]
+        """A hash of the effective config, for caches whose results depend on it (computed
+        once: `data` is not changed after construction)."""
+        fp = self._fingerprint
+        if fp is None:
+            blob = json.dumps(self.data, sort_keys=True, default=str).encode()
+            fp = hashlib.sha256(blob).hexdigest()[:16]
+            object.__setattr__(self, "_fingerprint", fp)
+        return fp
 
     def with_selection(self, select: list[str] | None, ignore: list[str] | None) -> Config:
         """A copy with CLI --select/--ignore applied (they replace the file's lists)."""
@@ -137,8 +209,8 @@ def parse_config(text: str | None, source: str | None = None) -> Config:
     user: dict[str, Any] = {}
     if text is not None:
         try:
-            user = tomllib.loads(text)
-        except tomllib.TOMLDecodeError as exc:
+            user = load_toml(text)
+        except TomlError as exc:
             raise ConfigError(f"{label}: invalid TOML: {exc}") from None
     user = _normalise_dates(user, label)
     if user:  # the defaults are valid by construction; skip importing jsonschema
@@ -224,6 +296,8 @@ def describe_schema_error(error: Any, schema: Mapping[str, Any]) -> str:
         extra = sorted(set(inst) - set(error.schema.get("properties", {})))
         known = sorted(error.schema.get("properties", {}))
         name = extra[0] if extra else "?"
+        import difflib
+
         near = difflib.get_close_matches(name, known, n=1)
         hint = f" (did you mean {near[0]!r}?)" if near else f" (known keys: {', '.join(known)})"
         target = f"{where}.{name}" if error.absolute_path else name

@@ -10,11 +10,8 @@ from __future__ import annotations
 
 import datetime as _dt
 import re
-from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
-
-import yaml
 
 from memwarden.layout import FileInfo
 
@@ -31,23 +28,44 @@ _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 Path = tuple[str | int, ...]
 
 
-@dataclass
 class FrontMatter:
     """Parsed frontmatter: the mapping, where each key sits, and any error.
 
     `key_lines` maps each top-level key to its file line; `positions` maps the path of
     every key or sequence item at any depth (("triggers", "cron"), ("tools", 0)) to its
     file (line, column), so schema errors can point at the offending value.
+    (A plain class: a dataclass costs a one-file hook run its creation at import.)
     """
 
-    data: dict[str, Any] | None
-    start_line: int  # line of the opening ---
-    end_line: int  # line of the closing --- (or last line when unclosed)
-    key_lines: dict[str, int] = field(default_factory=dict)
-    error: str | None = None
-    error_line: int = 1
-    raw: str = ""
-    positions: dict[Path, tuple[int, int]] = field(default_factory=dict)
+    __slots__ = ("data", "start_line", "end_line", "key_lines", "error", "error_line", "raw",
+                 "positions")
+
+    def __init__(self, data: dict[str, Any] | None, start_line: int, end_line: int,
+                 key_lines: dict[str, int] | None = None, error: str | None = None,
+                 error_line: int = 1, raw: str = "",
+                 positions: dict[Path, tuple[int, int]] | None = None) -> None:
+        self.data = data
+        self.start_line = start_line  # line of the opening ---
+        self.end_line = end_line  # line of the closing --- (or last line when unclosed)
+        self.key_lines = {} if key_lines is None else key_lines
+        self.error = error
+        self.error_line = error_line
+        self.raw = raw
+        self.positions = {} if positions is None else positions
+
+    def _values(self) -> tuple[Any, ...]:
+        return tuple(getattr(self, k) for k in self.__slots__)
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self._values() == other._values()  # type: ignore[attr-defined]
+
+    __hash__ = None  # type: ignore[assignment]  (mutable, as the dataclass was)
+
+    def __repr__(self) -> str:
+        inner = ", ".join(f"{k}={getattr(self, k)!r}" for k in self.__slots__)
+        return f"FrontMatter({inner})"
 
     def position(self, path: Path) -> tuple[int, int]:
         """File (line, col) of the deepest known prefix of `path` (the opening --- else)."""
@@ -195,61 +213,91 @@ class YamlProblem(Exception):
         self.line = line  # 1-based within the YAML text (plus any line_offset)
 
 
-@dataclass
 class YamlDoc:
     """A parsed YAML document with the (line, col) of its keys (1-based, plus line_offset)."""
 
-    value: Any
-    key_lines: dict[str, int]
-    positions: dict[Path, tuple[int, int]]
-    # Top-level keys YAML did not read as text: (source text, type name, line).
-    odd_keys: list[tuple[str, str, int]]
+    __slots__ = ("value", "key_lines", "positions", "odd_keys")
+
+    def __init__(self, value: Any, key_lines: dict[str, int],
+                 positions: dict[Path, tuple[int, int]],
+                 odd_keys: list[tuple[str, str, int]]) -> None:
+        self.value = value
+        self.key_lines = key_lines
+        self.positions = positions
+        # Top-level keys YAML did not read as text: (source text, type name, line).
+        self.odd_keys = odd_keys
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return all(getattr(self, k) == getattr(other, k) for k in self.__slots__)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        inner = ", ".join(f"{k}={getattr(self, k)!r}" for k in self.__slots__)
+        return f"YamlDoc({inner})"
 
 
-_BaseLoader: type = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when available
 _MERGE_TAG = "tag:yaml.org,2002:merge"
+_YAML: dict[str, Any] = {}
 
 
-class _Loader(_BaseLoader):  # type: ignore[misc, valid-type]
-    """SafeLoader that rejects duplicate keys and merge keys and records where keys sit.
+def _yaml() -> tuple[Any, type, type]:
+    """(the yaml module, the base loader, our _Loader), built on first use: PyYAML costs
+    ~20 ms to import and most files (and every one-file hook run on a memory file) take the
+    plain-block fast path without it."""
+    if not _YAML:
+        import yaml
 
-    Timestamps stay the text that was written (so `updated_at` is validated as written and
-    an impossible date is a schema finding, not a constructor crash).
-    """
-
-    def __init__(self, stream: str, line_offset: int = 0) -> None:
-        super().__init__(stream)
-        self.line_offset = line_offset
-        self.records: dict[int, list[tuple[str, Any, Any]]] = {}
-        self.top: Any = None
-        self.odd_keys: list[tuple[str, str, int]] = []
-
-    def construct_mapping(self, node: Any, deep: bool = False) -> dict[Any, Any]:
-        seen: dict[str, int] = {}
-        records: list[tuple[str, Any, Any]] = []
-        for key_node, value_node in node.value:
-            line = key_node.start_mark.line + 1 + self.line_offset
-            if key_node.tag == _MERGE_TAG:
-                raise YamlProblem("YAML merge keys (<<) are not allowed in memory frontmatter",
-                                  line)
-            key = self.construct_object(key_node, deep=deep)
-            try:
-                hash(key)
-            except TypeError:
-                raise YamlProblem("a mapping key must be a plain value, not a list or mapping",
-                                  line) from None
-            name = str(key)
-            if name in seen:
-                raise YamlProblem(f"duplicate key {name!r} (first on line {seen[name]})", line)
-            seen[name] = line
-            if node is self.top and not isinstance(key, str):
-                self.odd_keys.append((str(key_node.value), _yaml_type_name(key), line))
-            records.append((name, key_node, value_node))
-        self.records[id(node)] = records
-        return super().construct_mapping(node, deep=deep)
+        base: type = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when available
+        loader = _make_loader(base)
+        loader.add_constructor("tag:yaml.org,2002:timestamp", loader.construct_yaml_str)
+        _YAML.update(yaml=yaml, base=base, loader=loader)
+    return _YAML["yaml"], _YAML["base"], _YAML["loader"]
 
 
-_Loader.add_constructor("tag:yaml.org,2002:timestamp", _Loader.construct_yaml_str)
+def _make_loader(base: type) -> type:
+    class _Loader(base):  # type: ignore[misc, valid-type]
+        """SafeLoader that rejects duplicate keys and merge keys and records where keys sit.
+
+        Timestamps stay the text that was written (so `updated_at` is validated as written
+        and an impossible date is a schema finding, not a constructor crash).
+        """
+
+        def __init__(self, stream: str, line_offset: int = 0) -> None:
+            super().__init__(stream)
+            self.line_offset = line_offset
+            self.records: dict[int, list[tuple[str, Any, Any]]] = {}
+            self.top: Any = None
+            self.odd_keys: list[tuple[str, str, int]] = []
+
+        def construct_mapping(self, node: Any, deep: bool = False) -> dict[Any, Any]:
+            seen: dict[str, int] = {}
+            records: list[tuple[str, Any, Any]] = []
+            for key_node, value_node in node.value:
+                line = key_node.start_mark.line + 1 + self.line_offset
+                if key_node.tag == _MERGE_TAG:
+                    raise YamlProblem("YAML merge keys (<<) are not allowed in memory "
+                                      "frontmatter", line)
+                key = self.construct_object(key_node, deep=deep)
+                try:
+                    hash(key)
+                except TypeError:
+                    raise YamlProblem("a mapping key must be a plain value, not a list or "
+                                      "mapping", line) from None
+                name = str(key)
+                if name in seen:
+                    raise YamlProblem(f"duplicate key {name!r} (first on line {seen[name]})",
+                                      line)
+                seen[name] = line
+                if node is self.top and not isinstance(key, str):
+                    self.odd_keys.append((str(key_node.value), _yaml_type_name(key), line))
+                records.append((name, key_node, value_node))
+            self.records[id(node)] = records
+            return super().construct_mapping(node, deep=deep)
+
+    return _Loader
 
 
 def load_yaml_bounded(text: str) -> tuple[Any, dict[str, int]]:
@@ -263,11 +311,16 @@ def load_yaml_bounded(text: str) -> tuple[Any, dict[str, int]]:
 
 
 _QUOTABLE = "[^\"'\\\\\\x00-\\x1f\\x7f-\\x9f\\u2028\\u2029\\ud800-\\udfff\\ufeff\\ufffe\\uffff]"
-_SIMPLE_LINE = re.compile(
-    r"([A-Za-z_][A-Za-z0-9_-]*): "
-    rf'(?:"({_QUOTABLE}*)"|\'({_QUOTABLE}*)\'|(-?(?:0|[1-9][0-9]{{0,17}}))'
-    r"|([A-Za-z][A-Za-z0-9._/-]*))"
-)
+
+
+def _simple_line() -> re.Pattern[str]:
+    """simple_mapping's line pattern, compiled on first use (frontmatter goes through
+    simple_block; this older fast path is kept for its callers and tests)."""
+    return re.compile(
+        r"([A-Za-z_][A-Za-z0-9_-]*): "
+        rf'(?:"({_QUOTABLE}*)"|\'({_QUOTABLE}*)\'|(-?(?:0|[1-9][0-9]{{0,17}}))'
+        r"|([A-Za-z][A-Za-z0-9._/-]*))"
+    )
 # Words YAML 1.1 (PyYAML) reads as booleans or null: never plain strings on the fast path.
 _YAML_WORDS = frozenset({"y", "n", "yes", "no", "true", "false", "on", "off", "null"})
 
@@ -279,8 +332,9 @@ def simple_mapping(lines: list[str]) -> tuple[dict[str, Any], dict[str, int]] | 
     PyYAML's safe loader would give (tested against it)."""
     data: dict[str, Any] = {}
     key_lines: dict[str, int] = {}
+    simple_line = _simple_line()  # (re keeps compiled patterns: one compile per process)
     for i, line in enumerate(lines):
-        m = _SIMPLE_LINE.fullmatch(line)
+        m = simple_line.fullmatch(line)
         if m is None:
             return None
         key = m.group(1)
@@ -304,10 +358,11 @@ def simple_mapping(lines: list[str]) -> tuple[dict[str, Any], dict[str, int]] | 
 # Inside double quotes only `"` and `\` are special, inside single quotes only `'`.
 _IN_DOUBLE = _QUOTABLE.replace("\"'", '"')
 _IN_SINGLE = _QUOTABLE.replace("\"'", "'")
-_SIMPLE_VALUE = re.compile(
+SIMPLE_VALUE_PATTERN = (
     rf'"({_IN_DOUBLE}*)"|\'({_IN_SINGLE}*)\'|(-?(?:0|[1-9][0-9]{{0,17}}))'
     r"|(-?(?:0|[1-9][0-9]{0,8})\.[0-9]{1,9})|([A-Za-z][A-Za-z0-9._/-]*)"
 )
+_SIMPLE_VALUE: re.Pattern[str] | None = None  # compiled on first need (~1.4 ms)
 _SIMPLE_KEY = re.compile(r"([A-Za-z_][A-Za-z0-9_-]*):(?: (.*))?")
 _SIMPLE_ITEM = re.compile(r"  - (.*)")
 _SIMPLE_NESTED = re.compile(r"  ([A-Za-z_][A-Za-z0-9_-]*): (.*)")
@@ -318,6 +373,13 @@ def _simple_value(text: str) -> Any:
     """The value of a plain scalar whose YAML meaning is beyond doubt, else _NO_VALUE:
     quoted text without escapes, decimal integers and short decimals, `true`/`false`,
     plain words that YAML 1.1 reads as text."""
+    if len(text) >= 2 and text[0] == '"' == text[-1]:
+        inner = text[1:-1]  # the usual value: printable ASCII in double quotes, no escapes
+        if inner.isascii() and inner.isprintable() and '"' not in inner and "\\" not in inner:
+            return inner
+    global _SIMPLE_VALUE
+    if _SIMPLE_VALUE is None:
+        _SIMPLE_VALUE = re.compile(SIMPLE_VALUE_PATTERN)
     m = _SIMPLE_VALUE.fullmatch(text)
     if m is None:
         return _NO_VALUE
@@ -435,9 +497,10 @@ def load_yaml_doc(text: str, line_offset: int = 0) -> YamlDoc:
     `line_offset` is added to every line (in errors, messages and positions), so text cut
     out of a file reports file lines.
     """
+    yaml, _, loader_class = _yaml()
     try:
         _check_events(text, line_offset)
-        loader = _Loader(text, line_offset)
+        loader = loader_class(text, line_offset)
         try:
             node = loader.get_single_node()
             loader.top = node
@@ -468,8 +531,9 @@ def load_yaml_doc(text: str, line_offset: int = 0) -> YamlDoc:
 
 def _check_events(text: str, line_offset: int) -> None:
     """Reject anchors/aliases and deep nesting from the event stream, before composing."""
+    yaml, base, _ = _yaml()
     depth = 0
-    for event in yaml.parse(text, Loader=_BaseLoader):
+    for event in yaml.parse(text, Loader=base):
         if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None):
             raise YamlProblem(
                 "YAML anchors and aliases are not allowed in memory frontmatter",
@@ -484,9 +548,10 @@ def _check_events(text: str, line_offset: int) -> None:
             depth -= 1
 
 
-def _collect_positions(loader: _Loader, node: Any, path: Path,
+def _collect_positions(loader: Any, node: Any, path: Path,
                        out: dict[Path, tuple[int, int]], offset: int) -> None:
     """Record (line, col) of every key and item; depth is bounded by MAX_YAML_DEPTH."""
+    yaml = _YAML["yaml"]
     if isinstance(node, yaml.MappingNode):
         for name, key_node, value_node in loader.records.get(id(node), ()):
             p = (*path, name)

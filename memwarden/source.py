@@ -6,13 +6,11 @@ id, so rules and caches never care which one they are looking at.
 
 from __future__ import annotations
 
-import json
 import os
 import stat as _stat
-import tempfile
-import time
 from pathlib import Path
 
+from memwarden.cachedir import ShardedCache, remove_legacy
 from memwarden.layout import classify
 from memwarden.memfile import MAX_FILE_BYTES, MemFile
 from memwarden.repo import MODE_GITLINK, MODE_LINK, Entry, Repo, hash_blob, worktree_entries
@@ -22,25 +20,18 @@ class StatCache:
     """path -> blob id for files whose stat data has not changed (git's index trick).
 
     Entries modified within RACY_NS of the last save are not trusted (a same-timestamp
-    rewrite could otherwise go unnoticed); a cache that does not parse is ignored.
+    rewrite could otherwise go unnoticed); a cache that is not intact (sealed with a
+    checksum, see cachedir.read_sealed) is ignored and rebuilt.
     """
 
     RACY_NS = 2_000_000_000
+    MAGIC = b"MWSTAT\x02\x00"
+    # Formats before (one JSON file): removed when the sharded cache is first written.
+    LEGACY = ("stat.json",)
 
     def __init__(self, cache_dir: Path | None) -> None:
-        self.path = cache_dir / "stat.json" if cache_dir else None
-        self.entries: dict[str, list[int | str]] = {}
-        self.saved_at = 0
-        self.dirty = False
-        if self.path is None:
-            return
-        try:
-            raw = json.loads(self.path.read_bytes())
-            if isinstance(raw, dict) and isinstance(raw.get("entries"), dict):
-                self.entries = raw["entries"]
-                self.saved_at = int(raw.get("saved_at", 0))
-        except (OSError, ValueError, TypeError):
-            self.entries, self.saved_at = {}, 0
+        self.cache_dir = cache_dir
+        self.shards = ShardedCache(cache_dir / "stat" if cache_dir else None, self.MAGIC)
 
     @staticmethod
     def key(st: os.stat_result) -> list[int]:
@@ -50,10 +41,11 @@ class StatCache:
         return self.get_key(path, self.key(st))
 
     def get_key(self, path: str, key: list[int]) -> str | None:
-        hit = self.entries.get(path)
+        i, table = self.shards.table(path)
+        hit = table.get(path)
         if not hit or hit[:4] != key:
             return None
-        if key[0] >= self.saved_at - self.RACY_NS:
+        if key[0] >= self.shards.saved_at[i] - self.RACY_NS:
             return None  # modified too close to the last save to trust the timestamp
         return str(hit[4])
 
@@ -61,21 +53,20 @@ class StatCache:
         self.put_key(path, self.key(st), blob)
 
     def put_key(self, path: str, key: list[int], blob: str) -> None:
-        if self.entries.get(path) != [*key, blob]:
-            self.entries[path] = [*key, blob]
-            self.dirty = True
+        i, table = self.shards.table(path)
+        if table.get(path) != [*key, blob]:
+            table[path] = [*key, blob]
+            self.shards.dirty.add(i)
+
+    @property
+    def dirty(self) -> bool:
+        return bool(self.shards.dirty)
 
     def save(self) -> None:
-        if self.path is None or not self.dirty:
+        if not self.shards.dirty:
             return
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=".stat-")
-            with os.fdopen(fd, "w") as fh:
-                fh.write(json.dumps({"saved_at": time.time_ns(), "entries": self.entries}))
-            os.replace(tmp, self.path)
-        except OSError:
-            pass
+        self.shards.save()
+        remove_legacy(self.cache_dir, self.LEGACY)
 
 
 class WorktreeSource:
@@ -143,15 +134,7 @@ class WorktreeSource:
             elif entry.mode == MODE_GITLINK:
                 data, size = b"", 0
             else:
-                with open(full, "rb") as fh:
-                    st = os.fstat(fh.fileno())  # before the read: a racing write is caught
-                    stat_key = StatCache.key(st)
-                    size = st.st_size
-                    if size > MAX_FILE_BYTES:
-                        data = b""
-                    else:
-                        data = fh.read()
-                        size = len(data)
+                data, size, stat_key = _read(full)
         except OSError:
             return None
         blob = hash_blob(data) if size <= MAX_FILE_BYTES else f"large:{size}:{entry.path}"
@@ -159,6 +142,29 @@ class WorktreeSource:
         mf.stat_key = stat_key
         self._memo[entry.path] = mf
         return mf
+
+
+def _read(full: str) -> tuple[bytes, int, list[int]]:
+    """(content, size, stat key) of a regular file, the stat taken before the read (a
+    racing write is then caught by the stat cache). Raw os calls: a buffered file object
+    costs more than the read itself for the small files memory repositories hold. Content
+    is b"" for a file over MAX_FILE_BYTES; a file growing while read is read to its end."""
+    fd = os.open(full, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+    try:
+        st = os.fstat(fd)
+        size = st.st_size
+        if size > MAX_FILE_BYTES:
+            return b"", size, StatCache.key(st)
+        data = os.read(fd, size + 1)  # (+1: a file that grew is read on to its end)
+        if data:
+            parts = [data]
+            while chunk := os.read(fd, 65536):
+                parts.append(chunk)
+            if len(parts) > 1:
+                data = b"".join(parts)
+        return data, len(data), StatCache.key(st)
+    finally:
+        os.close(fd)
 
 
 class TreeSource:

@@ -8,31 +8,42 @@ and touch the tokenizer not at all.
 from __future__ import annotations
 
 import datetime as _dt
-import json
 import os
 import sys
-import tempfile
 from collections.abc import Iterable
-from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
 
 from memwarden import __version__
+from memwarden.cachedir import ShardedCache, read_sealed, remove_legacy, write_sealed
 from memwarden.config import Config
 from memwarden.findings import ERROR, Finding, make
 from memwarden.layout import LAYER1, classify, is_governed
 from memwarden.memfile import MemFile
 from memwarden.policies.context import FileContext, TreeContext
-from memwarden.policies.registry import FAMILIES, FILE, Rule, all_rules, tree_checks
+from memwarden.policies.registry import FAMILIES, FILE, Rule, check_rules, tree_checks
 from memwarden.repo import Entry
-from memwarden.source import Source
+from memwarden.source import Source, WorktreeSource
 from memwarden.tokens import TokenCounter, get_encoder, verify_encoding
 
 
-@dataclass
 class CheckResult:
-    findings: list[Finding]
-    files: int
+    """What a check found and how many files it checked (a plain class: dataclasses cost
+    a hook run's import time)."""
+
+    __slots__ = ("findings", "files")
+
+    def __init__(self, findings: list[Finding], files: int) -> None:
+        self.findings = findings
+        self.files = files
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, CheckResult):
+            return NotImplemented
+        return (self.findings, self.files) == (other.findings, other.files)
+
+    def __repr__(self) -> str:
+        return f"CheckResult(findings={self.findings!r}, files={self.files!r})"
 
     @property
     def failed(self) -> bool:
@@ -61,8 +72,13 @@ def check(source: Source, config: Config, paths: list[str] | None = None,
           raw_outside: Iterable[str] = ()) -> CheckResult:
     """Check the whole source (paths None) or just `paths` (repo-relative) in context."""
     today = today or _dt.date.today()
-    rules = [r for r in all_rules() if config.rule_enabled(r.id)]
-    counter = TokenCounter(config.encoding, cache_dir)
+    rules = [r for r in check_rules() if config.rule_enabled(r.id)]
+    # A small partial check of a working tree (a hook run) keeps its token counts in the
+    # findings shards of the files' owners instead of reading and rewriting the whole
+    # repository's count file (gates and audits of commits keep using that file).
+    small = (paths is not None and len(paths) <= SMALL_CHECK
+             and isinstance(source, WorktreeSource))
+    counter = TokenCounter(config.encoding, None if small else cache_dir)
     cache = FindingsCache(cache_dir, config)
     findings: list[Finding] = []
 
@@ -71,10 +87,17 @@ def check(source: Source, config: Config, paths: list[str] | None = None,
                              f"{raw}: path lies outside the repository", raw,
                              "Check only files inside the memory repository."))
 
+    prebuild = _prebuild_encoder(source, config, cache_dir, rules) if paths is None else None
     if paths is None:
-        entries = source.all_entries()
+        try:
+            entries = source.all_entries()
+        except BaseException:
+            if prebuild is not None:
+                prebuild.join()  # leave no thread behind an error
+            raise
         focus: set[str] | None = None
-        context_paths = sorted(p for p in entries if classify(p) is not None)
+        infos = {p: info for p in sorted(entries) if (info := classify(p)) is not None}
+        context_paths = list(infos)
     else:
         focus = {p for p in paths if is_governed(p)}
         entries = {}
@@ -87,7 +110,8 @@ def check(source: Source, config: Config, paths: list[str] | None = None,
                 e = source.entry(p)
                 if e is not None:
                     entries[p] = e
-        context_paths = sorted(p for p in entries if classify(p) is not None)
+        infos = {p: info for p in sorted(entries) if (info := classify(p)) is not None}
+        context_paths = list(infos)
 
     checked = [p for p in context_paths if focus is None or p in focus]
     loaded: dict[str, MemFile | None] = {}
@@ -113,6 +137,11 @@ def check(source: Source, config: Config, paths: list[str] | None = None,
         blob = source.known_blob_id(entries[path])
         if blob is not None:
             blob_ids[path] = blob
+    if small:
+        for path, blob in blob_ids.items():
+            n = cache.get_count(blob, path)
+            if n is not None:
+                counter.merge({blob: n})
     pending: list[Entry] = []
     for path in checked:
         blob = blob_ids.get(path)
@@ -122,6 +151,8 @@ def check(source: Source, config: Config, paths: list[str] | None = None,
         else:
             pending.append(entries[path])
 
+    if prebuild is not None:
+        prebuild.join()  # no thread may be running when the workers are forked
     if pending and any(r.id.startswith("MW1") for r in rules):
         # Fail early on a missing encoding; build tiktoken's encoder only before forking
         # workers (they share it); a few files are counted in Python (memwarden/bpe.py).
@@ -143,6 +174,9 @@ def check(source: Source, config: Config, paths: list[str] | None = None,
         blob_ids[res.path] = res.blob_id
         source.remember(res.path, res.stat_key, res.blob_id)
         cache.put(res.blob_id, res.path, res.findings)
+        n = res.counts.get(res.blob_id)
+        if n is not None:
+            cache.put_count(res.blob_id, res.path, n)
         findings.extend(res.findings)
     for path in context_paths:
         if path not in blob_ids:
@@ -150,7 +184,6 @@ def check(source: Source, config: Config, paths: list[str] | None = None,
             if mf is not None:
                 blob_ids[path] = mf.blob_id
 
-    infos = {p: info for p in context_paths if (info := classify(p)) is not None}
     tctx = TreeContext(config, counter, infos, blob_ids, load, focus)
     tree_key = _tree_key(config, blob_ids, focus)
     cached_tree = cache.get_tree(tree_key)
@@ -167,6 +200,11 @@ def check(source: Source, config: Config, paths: list[str] | None = None,
         findings.extend(tree_findings)
 
     findings = apply_waivers(findings, config, today, focus)
+    if small:  # the context's counts (tree rules may have counted files just now)
+        for path, blob in blob_ids.items():
+            n = counter.cached(blob)
+            if n is not None:
+                cache.put_count(blob, path, n)
     counter.save()
     cache.save()
     source.save()
@@ -174,19 +212,63 @@ def check(source: Source, config: Config, paths: list[str] | None = None,
     return CheckResult(_dedupe(findings), len(checked) + len(list(raw_outside)))
 
 
+# An index at least this large suggests enough files for the workers (~70 bytes an entry).
+LARGE_INDEX_BYTES = 400 * 72
+
+
+def _prebuild_encoder(source: Source, config: Config, cache_dir: Path | None,
+                      rules: list[Rule]) -> Any:
+    """A cold check of a large repository builds tiktoken's encoder (~0.1 s) anyway before
+    forking its workers: build it in a thread while the file list is read (most of that is
+    waiting for `git ls-files`). Only when no findings are cached (a warm run counts
+    nothing) and git's index is large (a small cold run counts in Python and must not wait
+    for a build). Returns the thread (join it before forking) or None. Errors are left for
+    the main path, which reports them."""
+    if not any(r.id.startswith("MW1") for r in rules):
+        return None
+    if cache_dir is not None and (cache_dir / "findings").is_dir():
+        return None
+    repo = getattr(source, "repo", None)
+    git_dir = getattr(repo, "git_dir", None)
+    try:
+        if git_dir is None or os.stat(git_dir / "index").st_size < LARGE_INDEX_BYTES:
+            return None
+    except OSError:
+        return None
+    import threading
+
+    def build() -> None:
+        try:
+            get_encoder(config.encoding)
+        except Exception:  # noqa: BLE001 - the main path raises it with its message
+            pass
+
+    thread = threading.Thread(target=build, name="memwarden-encoder", daemon=True)
+    thread.start()
+    return thread
+
+
 # Cold runs over at least this many files are spread over processes.
 PARALLEL_FILES = 400
+# Partial checks of at most this many paths keep token counts in the findings shards.
+SMALL_CHECK = 32
 _JOB: tuple[Source, list[Entry], list[Rule], Config, TokenCounter] | None = None
 
 
-@dataclass
 class FileResult:
-    path: str
-    blob_id: str | None
-    stat_key: list[int] | None
-    findings: list[Finding]
-    counts: dict[str, int]
-    frontmatter: Any = None  # parsed frontmatter of contracts, reused by tree rules
+    """One checked file's results, as a worker sends them back."""
+
+    __slots__ = ("path", "blob_id", "stat_key", "findings", "counts", "frontmatter")
+
+    def __init__(self, path: str, blob_id: str | None, stat_key: list[int] | None,
+                 findings: list[Finding], counts: dict[str, int], frontmatter: Any = None
+                 ) -> None:
+        self.path = path
+        self.blob_id = blob_id
+        self.stat_key = stat_key
+        self.findings = findings
+        self.counts = counts
+        self.frontmatter = frontmatter  # parsed frontmatter of contracts, for tree rules
 
 
 _SHARE_FRONTMATTER = frozenset({"agent_contract"})
@@ -348,61 +430,92 @@ def _waiver_line(source: str | None, needle: str) -> int:
 
 
 class FindingsCache:
-    """File-rule findings per (blob id, path) for one effective config and version."""
+    """File-rule findings per (blob id, path) for one effective config and version.
+
+    Kept in sealed shards by path (cachedir.ShardedCache: magic, sha256, marshal), so a
+    one-file check reads and rewrites one small shard; findings are stored as plain tuples
+    under "<blob>:<path>", token counts (for small partial checks) under "<blob>#<path>".
+    A shard that is not intact, or written for another version or config, reads as empty
+    and is rebuilt, never trusted. The latest tree-rule findings sit in their own file.
+    """
+
+    MAGIC = b"MWFIND\x03\x00"
+    TREE_MAGIC = b"MWTREE\x02\x00"
+    LEGACY = ("findings.json",)  # the format before: removed once the new one is written
 
     def __init__(self, cache_dir: Path | None, config: Config) -> None:
-        self.path = cache_dir / "findings.json" if cache_dir else None
+        self.cache_dir = cache_dir
         self.key = f"{__version__}:{config.fingerprint}"
-        self.entries: dict[str, list[dict[str, Any]]] = {}
-        self.tree: dict[str, list[dict[str, Any]]] = {}
-        self.dirty = False
-        if self.path is None:
-            return
-        try:
-            raw = json.loads(self.path.read_bytes())
-            if isinstance(raw, dict) and raw.get("key") == self.key:
-                entries = raw.get("entries")
-                if isinstance(entries, dict):
-                    self.entries = entries
-                tree = raw.get("tree")
-                if isinstance(tree, dict):
-                    self.tree = tree
-        except (OSError, ValueError):
-            self.entries = {}
+        self.shards = ShardedCache(cache_dir / "findings" if cache_dir else None, self.MAGIC,
+                                   self.key)
+        self.tree: dict[str, list[tuple[Any, ...]]] | None = None
+        self.tree_dirty = False
 
     @staticmethod
-    def _decode(hit: list[dict[str, Any]] | None) -> list[Finding] | None:
+    def _decode(hit: list[tuple[Any, ...]] | None) -> list[Finding] | None:
         if hit is None:
             return None
         try:
-            return [Finding.from_json(d) for d in hit]
-        except (KeyError, TypeError):
+            return [Finding(*t) for t in hit]
+        except TypeError:
             return None  # a damaged entry is recomputed, never trusted
 
+    @staticmethod
+    def _encode(findings: list[Finding]) -> list[tuple[Any, ...]]:
+        return [(f.path, f.line, f.col, f.rule, f.severity, f.message, f.fingerprint, f.hint,
+                 f.waived) for f in findings]
+
     def get(self, blob: str, path: str) -> list[Finding] | None:
-        return self._decode(self.entries.get(f"{blob}:{path}"))
+        return self._decode(self.shards.table(path)[1].get(f"{blob}:{path}"))
 
     def put(self, blob: str, path: str, findings: list[Finding]) -> None:
         if blob.startswith("large:"):
             return
-        self.entries[f"{blob}:{path}"] = [f.to_json() for f in findings]
-        self.dirty = True
+        i, table = self.shards.table(path)
+        table[f"{blob}:{path}"] = self._encode(findings)
+        self.shards.dirty.add(i)
+
+    def get_count(self, blob: str, path: str) -> int | None:
+        """The token count remembered for a file (same encoding: the config is the key)."""
+        n = self.shards.table(path)[1].get(f"{blob}#{path}")
+        return n if isinstance(n, int) else None
+
+    def put_count(self, blob: str, path: str, n: int) -> None:
+        if blob.startswith("large:"):
+            return
+        i, table = self.shards.table(path)
+        key = f"{blob}#{path}"
+        if table.get(key) != n:
+            table[key] = n
+            self.shards.dirty.add(i)
+
+    def _tree_path(self) -> Path | None:
+        return self.cache_dir / "tree.marshal" if self.cache_dir else None
 
     def get_tree(self, key: str) -> list[Finding] | None:
+        if self.tree is None:
+            self.tree = {}
+            path = self._tree_path()
+            raw = read_sealed(path, self.TREE_MAGIC) if path is not None else None
+            if (isinstance(raw, tuple) and len(raw) == 2 and raw[0] == self.key
+                    and isinstance(raw[1], dict)):
+                self.tree = raw[1]
         return self._decode(self.tree.get(key))
 
     def put_tree(self, key: str, findings: list[Finding]) -> None:
-        self.tree = {key: [f.to_json() for f in findings]}  # only the latest tree is kept
-        self.dirty = True
+        self.tree = {key: self._encode(findings)}  # only the latest tree is kept
+        self.tree_dirty = True
+
+    @property
+    def dirty(self) -> bool:
+        return self.tree_dirty or bool(self.shards.dirty)
 
     def save(self) -> None:
-        if not self.dirty or self.path is None:
+        if not self.dirty:
             return
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=".findings-")
-            with os.fdopen(fd, "w") as fh:
-                fh.write(json.dumps({"key": self.key, "entries": self.entries, "tree": self.tree}))
-            os.replace(tmp, self.path)
-        except OSError:
-            pass
+        self.shards.save()
+        path = self._tree_path()
+        if self.tree_dirty and path is not None:
+            write_sealed(path, self.TREE_MAGIC, (self.key, self.tree))
+            self.tree_dirty = False
+        remove_legacy(self.cache_dir, self.LEGACY)

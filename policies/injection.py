@@ -49,7 +49,7 @@ import bisect
 import json
 import re
 import unicodedata
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import replace
 from functools import cache
 from importlib.resources import files
@@ -279,6 +279,7 @@ def _trie_regex(words: list[str]) -> str:
 # Characters that may sit between a word start and whitespace: Markdown emphasis, quotes,
 # brackets, blockquote and heading marks, inline code.
 _PUNCT = r"""[>*_"'(\[«“„#/<`~|+-]"""
+_PUNCT_CHARS = frozenset(""">*_"'([«“„#/<`~|+-""")  # what the class _PUNCT matches
 
 
 @cache
@@ -402,7 +403,7 @@ _walk_left = WALK_BUDGET
 
 
 @cache
-def _walk_tables() -> tuple[dict, re.Pattern[str], re.Pattern[str]] | None:
+def _walk_tables() -> tuple[dict, re.Pattern[str], Callable[[str], int]] | None:
     """The dict trie of every trigger, the word-start finder (a break character, Markdown
     punctuation, a trigger's first letter) and the punctuation run at the text start; None
     if the walk cannot reproduce the tries exactly (a trigger starting with punctuation
@@ -413,13 +414,21 @@ def _walk_tables() -> tuple[dict, re.Pattern[str], re.Pattern[str]] | None:
         for ch in word:
             node = node.setdefault(ch, {})
         node[""] = {}
-    punct = re.compile(_PUNCT)
-    if any(punct.fullmatch(ch) or ch.isspace() for ch in root) or any(
+    if any(ch in _PUNCT_CHARS or ch.isspace() for ch in root) or any(
             word != " ".join(word.split()) for word in _trigger_kinds()):
         return None
     first = "".join(sorted(re.escape(ch) for ch in root))
     starts = re.compile(f"[ \\t\\n]{_PUNCT}*(?=[{first}])")
-    return root, starts, re.compile(f"{_PUNCT}*")
+    return root, starts, _lead_end
+
+
+def _lead_end(low: str) -> int:
+    """Where the run of _PUNCT characters at the start of `low` ends (`_PUNCT*` matched at
+    0, without compiling it)."""
+    i, n = 0, len(low)
+    while i < n and low[i] in _PUNCT_CHARS:
+        i += 1
+    return i
 
 
 def _trie_end(low: str, pos: int, root: dict) -> int:
@@ -454,7 +463,7 @@ def _walked_triggers(low: str, space_breaks: list[int]) -> list[tuple[str, int]]
     by_break: dict[str, list[int]] = {"\n": [], " ": [], "\t": []}
     for m in starts.finditer(low):
         by_break[low[m.start()]].append(m.end())
-    candidates = [lead.match(low).end()]  # type: ignore[union-attr]
+    candidates = [lead(low)]
     candidates += by_break["\n"]
     candidates += by_break[" "]
     candidates += by_break["\t"]

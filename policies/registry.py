@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 from typing import Any
 
 from memwarden.findings import Finding
@@ -20,10 +19,21 @@ COMMIT = "commit"  # produced by commit/trailer checks (later issues)
 
 FAMILIES = ("tokens", "structure", "injection", "paths", "commits", "ownership",
             "transitions")
+# The families that register FILE or TREE rules (what `memwarden check` runs); the others
+# only hold commit and transition rules, which a check need not import (~3 ms of a hook).
+# tests/test_check_single_fast.py proves every FILE/TREE rule and tree part lives here.
+CHECK_FAMILIES = ("tokens", "structure", "injection", "paths")
 
 
-@dataclass(frozen=True)
+_RULE_FIELDS = ("id", "name", "severity", "summary", "why", "bad", "good", "scope", "kinds",
+                "check", "fix")
+
+
 class Rule:
+    """A registered rule: its documentation, scope, kinds and check function. Immutable.
+    (A plain class, not a dataclass: building a frozen dataclass costs a hook run ~1 ms.)"""
+
+    __slots__ = _RULE_FIELDS
     id: str
     name: str
     severity: str
@@ -34,7 +44,35 @@ class Rule:
     scope: str
     kinds: frozenset[str] | None
     check: Callable[..., Iterable[Finding]] | None
-    fix: str = ""
+    fix: str
+
+    def __init__(self, id: str, name: str, severity: str, summary: str, why: str, bad: str,
+                 good: str, scope: str, kinds: frozenset[str] | None,
+                 check: Callable[..., Iterable[Finding]] | None, fix: str = "") -> None:
+        values = (id, name, severity, summary, why, bad, good, scope, kinds, check, fix)
+        for key, value in zip(_RULE_FIELDS, values, strict=True):
+            object.__setattr__(self, key, value)
+
+    def __setattr__(self, key: str, value: Any) -> None:
+        raise AttributeError(f"cannot assign to field {key!r}")
+
+    def __delattr__(self, key: str) -> None:
+        raise AttributeError(f"cannot delete field {key!r}")
+
+    def _values(self) -> tuple[Any, ...]:
+        return tuple(getattr(self, k) for k in _RULE_FIELDS)
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self._values() == other._values()  # type: ignore[attr-defined]
+
+    def __hash__(self) -> int:
+        return hash(self._values())
+
+    def __repr__(self) -> str:
+        inner = ", ".join(f"{k}={getattr(self, k)!r}" for k in _RULE_FIELDS)
+        return f"Rule({inner})"
 
     def to_doc(self) -> dict[str, Any]:
         return {
@@ -85,9 +123,16 @@ def register(r: Rule) -> None:
     _RULES[r.id] = r
 
 
-def _load() -> None:
-    for family in FAMILIES:
+def _load(families: tuple[str, ...] = FAMILIES) -> None:
+    for family in families:
         importlib.import_module(f"memwarden.policies.{family}")
+
+
+def check_rules() -> list[Rule]:
+    """The rules a check can run (FILE and TREE scope, plus the engine's own), by id;
+    imports only CHECK_FAMILIES."""
+    _load(CHECK_FAMILIES)
+    return [_RULES[k] for k in sorted(_RULES) if _RULES[k].scope in (FILE, TREE, META)]
 
 
 def all_rules() -> list[Rule]:
