@@ -58,6 +58,26 @@ repos:
 """
 
 
+PUBLISHED_CONFIG = """\
+repos:
+  - repo: {repo}
+    rev: {rev}
+    hooks:
+      - id: memwarden-check
+"""
+
+
+def published_config(tmp: Path) -> Path:
+    """A config using the hook as users get it: this checkout's .pre-commit-hooks.yaml at
+    its HEAD commit, installed by pre-commit into its own virtualenv (language: python)."""
+    checkout = HERE.parent
+    rev = subprocess.run(["git", "rev-parse", "HEAD"], cwd=checkout, check=True,
+                         capture_output=True, text=True).stdout.strip()
+    cfg = tmp / "published-config.yaml"
+    cfg.write_text(PUBLISHED_CONFIG.format(repo=checkout, rev=rev), "utf-8")
+    return cfg
+
+
 def memwarden_cmd() -> list[str]:
     """The installed console script when there is one (what users run), else -m."""
     exe = shutil.which("memwarden")
@@ -173,7 +193,8 @@ def measure(repo: Path, runs: int) -> dict[str, object]:
     }
 
 
-def measure_precommit(repo: Path, runs: int) -> tuple[dict[str, list[float]], dict[str, object]]:
+def measure_precommit(repo: Path, runs: int, published: bool = False
+                      ) -> tuple[dict[str, list[float]], dict[str, object]]:
     """Time `pre-commit run` on one staged, freshly edited facts.md, then restore it.
 
     Also times the two halves on their own, each on a fresh edit: pre-commit with a no-op
@@ -187,7 +208,8 @@ def measure_precommit(repo: Path, runs: int) -> tuple[dict[str, list[float]], di
         raise SystemExit(f"{repo}: no memory/<agent>/facts.md to edit")
     target = found[0].relative_to(repo).as_posix()
     entry = " ".join(hook_cmd())
-    times: dict[str, list[float]] = {"precommit": [], "noop": [], "direct": []}
+    times: dict[str, list[float]] = {"precommit": [], "noop": [], "direct": [],
+                                     "published": []}
     info: dict[str, object] = {"file": target}
     with tempfile.TemporaryDirectory(prefix="mw-precommit-") as tmp:
         cfg = Path(tmp) / "pre-commit-config.yaml"
@@ -217,6 +239,13 @@ def measure_precommit(repo: Path, runs: int) -> tuple[dict[str, list[float]], di
                 dt_noop, _ = run_timed([exe, "run", "--config", str(noop)], repo, env)
                 edit_and_stage()
                 dt_direct, _ = run_timed([*hook_cmd(), target], repo)
+                if published:  # run 0 also builds the hook's virtualenv (pip install)
+                    edit_and_stage()
+                    dt_pub, proc = run_timed([exe, "run", "--config",
+                                              str(published_config(Path(tmp)))], repo, env)
+                    info["published_exit"] = proc.returncode
+                    if i:
+                        times["published"].append(dt_pub)
                 if i:
                     times["precommit"].append(dt)
                     times["noop"].append(dt_noop)
@@ -227,8 +256,9 @@ def measure_precommit(repo: Path, runs: int) -> tuple[dict[str, list[float]], di
     return times, info
 
 
-def measure_precommit_only(repo: Path, runs: int) -> dict[str, object]:
-    pc_times, pc_info = measure_precommit(repo, runs)
+def measure_precommit_only(repo: Path, runs: int, published: bool = False
+                           ) -> dict[str, object]:
+    pc_times, pc_info = measure_precommit(repo, runs, published)
     return {
         "memwarden_version": __version__,
         "python": platform.python_version(),
@@ -237,6 +267,7 @@ def measure_precommit_only(repo: Path, runs: int) -> dict[str, object]:
         "precommit_s": stats(pc_times["precommit"]),
         "precommit_noop_s": stats(pc_times["noop"]),
         "hook_direct_s": stats(pc_times["direct"]),
+        **({"published_s": stats(pc_times["published"])} if published else {}),
         "precommit": pc_info,
         "targets": {"precommit_s": TARGETS["precommit_s"]},
     }
@@ -261,6 +292,8 @@ def render_precommit(r: dict[str, object]) -> str:
         _row(r, "  of which: pre-commit, no-op hook", "precommit_noop_s",
              "pre-commit's own cost"),
         _row(r, "  of which: memwarden check FILE alone", "hook_direct_s", "the hook's cost"),
+        *([_row(r, "pre-commit run, the published hook (its own venv)", "published_s",
+                f"<= {TARGETS['precommit_s']} s")] if "published_s" in r else []),
     ])
 
 
@@ -307,6 +340,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--keep", action="store_true", help="keep a generated repo")
     ap.add_argument("--precommit-only", action="store_true", help="measure only the "
                     "one-staged-file pre-commit run and its two halves")
+    ap.add_argument("--published", action="store_true", help="with --precommit-only: "
+                    "also time the published hook (repo: this checkout at HEAD, installed "
+                    "by pre-commit in its own virtualenv; the first run needs PyPI)")
     ap.add_argument("--json", type=Path, help="where to write the JSON results "
                     "(default bench/out/check-<name>.json)")
     args = ap.parse_args(argv)
@@ -334,7 +370,7 @@ def main(argv: list[str] | None = None) -> int:
         name = f"N{args.agents}-seed{args.seed}"
     try:
         if args.precommit_only:
-            results = measure_precommit_only(repo, args.runs)
+            results = measure_precommit_only(repo, args.runs, args.published)
         else:
             results = measure(repo, args.runs)
     finally:
