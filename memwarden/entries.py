@@ -249,14 +249,8 @@ def _facts_pass(lines: list[str], start: int) -> tuple[list[Fact], list[Problem]
             if not (b and _indent(b.group(1)) < 2):
                 if not stripped:
                     continue
-                if current is not None and raw.startswith((" ", "\t")):
-                    current.text += " " + stripped
-                    current.end_line = lineno
-                    continue
-                current = None  # a stray line ends the fact: later indented lines are not its own
-                if section or facts:
-                    problems.append(Problem(lineno, 1, "text outside a fact bullet: facts are "
-                                            "'- ' bullets under '## ' sections", raw, "warning"))
+                current = _not_a_bullet(current, raw, stripped, lineno, section, facts,
+                                        problems)
                 continue
             body = b.group(3)
             col = b.start(3) + 1
@@ -323,16 +317,24 @@ def _parse_facts_lines(lines: list[str], start: int) -> tuple[list[Fact], list[P
             continue
         if not stripped:
             continue
-        if current is not None and raw.startswith((" ", "\t")):
-            current.text += " " + stripped
-            current.end_line = lineno
-            continue
-        current = None  # a stray line ends the fact: later indented lines are not its own
-        if section or facts:
-            problems.append(Problem(lineno, 1, "text outside a fact bullet: facts are '- ' "
-                                    "bullets under '## ' sections", raw, "warning"))
+        current = _not_a_bullet(current, raw, stripped, lineno, section, facts, problems)
     _report_duplicate_facts(facts, problems)
     return facts, problems
+
+
+def _not_a_bullet(current: Fact | None, raw: str, stripped: str, lineno: int, section: str,
+                  facts: list[Fact], problems: list[Problem]) -> Fact | None:
+    """A non-blank line that is not a fact bullet: indented, it continues the open fact;
+    otherwise it is stray (reported once there is a section or a fact) and ends the fact,
+    so later indented lines are not its own. Returns the fact still open."""
+    if current is not None and raw.startswith((" ", "\t")):
+        current.text += " " + stripped
+        current.end_line = lineno
+        return current
+    if section or facts:
+        problems.append(Problem(lineno, 1, "text outside a fact bullet: facts are '- ' "
+                                "bullets under '## ' sections", raw, "warning"))
+    return None
 
 
 def _report_duplicate_facts(facts: list[Fact], problems: list[Problem]) -> None:

@@ -193,35 +193,13 @@ def _insert(data: bytes) -> bytes:
     return bytes(out)
 
 
-def _shared_prefix(a: bytes, b: bytes) -> int:
-    lo, hi = 0, min(len(a), len(b))
-    while lo < hi:  # the longest equal prefix, by halving (memcmp speed)
-        mid = (lo + hi + 1) // 2
-        if a[lo:mid] == b[lo:mid]:
-            lo = mid
-        else:
-            hi = mid - 1
-    return lo
-
-
-def _shared_suffix(a: bytes, b: bytes, limit: int) -> int:
-    lo, hi = 0, limit
-    la, lb = len(a), len(b)
-    while lo < hi:
-        mid = (lo + hi + 1) // 2
-        if a[la - mid:la - lo] == b[lb - mid:lb - lo]:
-            lo = mid
-        else:
-            hi = mid - 1
-    return lo
-
-
 def delta(base: bytes, target: bytes) -> bytes:
     """A git delta turning `base` into `target`: copy the shared head, insert the middle,
     copy the shared tail (a new version of a tree or a memory file differs in one place)."""
-    head = _shared_prefix(base, target)
-    limit = min(len(base), len(target)) - head
-    tail = _shared_suffix(base, target, limit)
+    from memwarden.repo import _common_prefix, _common_suffix
+
+    head = _common_prefix(base, target, min(len(base), len(target)))
+    tail = _common_suffix(base, target, min(len(base), len(target)) - head)
     out = bytearray(_varint(len(base)) + _varint(len(target)))
     if head:
         out += _copy(0, head)

@@ -14,6 +14,7 @@ from functools import cached_property
 from typing import Any
 
 from memwarden.layout import FileInfo
+from memwarden.records import Record
 
 MAX_FRONTMATTER_BYTES = 64 * 1024
 MAX_YAML_DEPTH = 20
@@ -28,7 +29,7 @@ _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 Path = tuple[str | int, ...]
 
 
-class FrontMatter:
+class FrontMatter(Record):
     """Parsed frontmatter: the mapping, where each key sits, and any error.
 
     `key_lines` maps each top-level key to its file line; `positions` maps the path of
@@ -52,20 +53,6 @@ class FrontMatter:
         self.error_line = error_line
         self.raw = raw
         self.positions = {} if positions is None else positions
-
-    def _values(self) -> tuple[Any, ...]:
-        return tuple(getattr(self, k) for k in self.__slots__)
-
-    def __eq__(self, other: object) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return self._values() == other._values()  # type: ignore[attr-defined]
-
-    __hash__ = None  # type: ignore[assignment]  (mutable, as the dataclass was)
-
-    def __repr__(self) -> str:
-        inner = ", ".join(f"{k}={getattr(self, k)!r}" for k in self.__slots__)
-        return f"FrontMatter({inner})"
 
     def position(self, path: Path) -> tuple[int, int]:
         """File (line, col) of the deepest known prefix of `path` (the opening --- else)."""
@@ -213,7 +200,7 @@ class YamlProblem(Exception):
         self.line = line  # 1-based within the YAML text (plus any line_offset)
 
 
-class YamlDoc:
+class YamlDoc(Record):
     """A parsed YAML document with the (line, col) of its keys (1-based, plus line_offset)."""
 
     __slots__ = ("value", "key_lines", "positions", "odd_keys")
@@ -226,17 +213,6 @@ class YamlDoc:
         self.positions = positions
         # Top-level keys YAML did not read as text: (source text, type name, line).
         self.odd_keys = odd_keys
-
-    def __eq__(self, other: object) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return all(getattr(self, k) == getattr(other, k) for k in self.__slots__)
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def __repr__(self) -> str:
-        inner = ", ".join(f"{k}={getattr(self, k)!r}" for k in self.__slots__)
-        return f"YamlDoc({inner})"
 
 
 _MERGE_TAG = "tag:yaml.org,2002:merge"

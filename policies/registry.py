@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from memwarden.findings import Finding
+from memwarden.records import FrozenRecord
 
 FILE = "file"  # check(mf: MemFile, ctx: FileContext) -> Iterable[Finding]; cached per blob
 TREE = "tree"  # check(ctx: TreeContext) -> Iterable[Finding]; sees every governed file
@@ -29,7 +30,7 @@ _RULE_FIELDS = ("id", "name", "severity", "summary", "why", "bad", "good", "scop
                 "check", "fix")
 
 
-class Rule:
+class Rule(FrozenRecord):
     """A registered rule: its documentation, scope, kinds and check function. Immutable.
     (A plain class, not a dataclass: building a frozen dataclass costs a hook run ~1 ms.)"""
 
@@ -49,30 +50,7 @@ class Rule:
     def __init__(self, id: str, name: str, severity: str, summary: str, why: str, bad: str,
                  good: str, scope: str, kinds: frozenset[str] | None,
                  check: Callable[..., Iterable[Finding]] | None, fix: str = "") -> None:
-        values = (id, name, severity, summary, why, bad, good, scope, kinds, check, fix)
-        for key, value in zip(_RULE_FIELDS, values, strict=True):
-            object.__setattr__(self, key, value)
-
-    def __setattr__(self, key: str, value: Any) -> None:
-        raise AttributeError(f"cannot assign to field {key!r}")
-
-    def __delattr__(self, key: str) -> None:
-        raise AttributeError(f"cannot delete field {key!r}")
-
-    def _values(self) -> tuple[Any, ...]:
-        return tuple(getattr(self, k) for k in _RULE_FIELDS)
-
-    def __eq__(self, other: object) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return self._values() == other._values()  # type: ignore[attr-defined]
-
-    def __hash__(self) -> int:
-        return hash(self._values())
-
-    def __repr__(self) -> str:
-        inner = ", ".join(f"{k}={getattr(self, k)!r}" for k in _RULE_FIELDS)
-        return f"Rule({inner})"
+        super().__init__(id, name, severity, summary, why, bad, good, scope, kinds, check, fix)
 
     def to_doc(self) -> dict[str, Any]:
         return {

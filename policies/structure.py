@@ -25,6 +25,7 @@ from memwarden.memfile import FrontMatter, MemFile
 from memwarden.policies.context import FileContext, TreeContext
 from memwarden.policies.fastschema import is_valid
 from memwarden.policies.registry import TREE, rule, tree_part
+from memwarden.records import FrozenRecord
 
 # Memory Markdown kinds: frontmatter optional, schema `<kind>.schema.json` when present.
 MEMORY_MD_KINDS = frozenset({"snapshot", "facts", "open_loops", "decisions", "relationships",
@@ -135,36 +136,7 @@ def validator(kind: str) -> Any:
 Path = tuple[str | int, ...]
 
 
-class _Record:
-    """An immutable value with named fields (what a frozen dataclass gives, without the
-    ~0.7 ms a dataclass costs every one-file hook run at import)."""
-
-    __slots__: tuple[str, ...] = ()
-
-    def __init__(self, *values: Any) -> None:
-        for key, value in zip(self.__slots__, values, strict=True):
-            object.__setattr__(self, key, value)
-
-    def __setattr__(self, key: str, value: Any) -> None:
-        raise AttributeError(f"cannot assign to field {key!r}")
-
-    def _values(self) -> tuple[Any, ...]:
-        return tuple(getattr(self, k) for k in self.__slots__)
-
-    def __eq__(self, other: object) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return self._values() == other._values()  # type: ignore[attr-defined]
-
-    def __hash__(self) -> int:
-        return hash(self._values())
-
-    def __repr__(self) -> str:
-        inner = ", ".join(f"{k}={getattr(self, k)!r}" for k in self.__slots__)
-        return f"{type(self).__name__}({inner})"
-
-
-class Issue(_Record):
+class Issue(FrozenRecord):
     """One schema violation, located by its path in the document."""
 
     __slots__ = ("path", "message")
@@ -431,7 +403,7 @@ def _bound_text(v: str, value: Any) -> str:
 
 # --------------------------------------------------------------------------- JSON
 
-class JsonProblem(_Record):
+class JsonProblem(FrozenRecord):
     __slots__ = ("message", "line", "col")
     message: str
     line: int

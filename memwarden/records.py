@@ -1,0 +1,46 @@
+"""Plain value classes for the hook path: what a dataclass gives (equality and repr by
+field; frozen ones also hash and refuse assignment) without building a dataclass at
+import, which costs a one-file hook run ~0.7 ms a class. Fields are the __slots__ of the
+class itself."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class Record:
+    """Equality and repr by field. Mutable, so unhashable (as a plain dataclass)."""
+
+    __slots__: tuple[str, ...] = ()
+    __hash__ = None  # type: ignore[assignment]
+
+    def _values(self) -> tuple[Any, ...]:
+        return tuple(getattr(self, k) for k in self.__slots__)
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self._values() == other._values()  # type: ignore[attr-defined]
+
+    def __repr__(self) -> str:
+        inner = ", ".join(f"{k}={getattr(self, k)!r}" for k in self.__slots__)
+        return f"{type(self).__name__}({inner})"
+
+
+class FrozenRecord(Record):
+    """An immutable Record, built from its field values in order; hashable."""
+
+    __slots__ = ()
+
+    def __init__(self, *values: Any) -> None:
+        for key, value in zip(self.__slots__, values, strict=True):
+            object.__setattr__(self, key, value)
+
+    def __setattr__(self, key: str, value: Any) -> None:
+        raise AttributeError(f"cannot assign to field {key!r}")
+
+    def __delattr__(self, key: str) -> None:
+        raise AttributeError(f"cannot delete field {key!r}")
+
+    def __hash__(self) -> int:  # type: ignore[override]
+        return hash(self._values())
