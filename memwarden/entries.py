@@ -239,11 +239,9 @@ def _facts_pass(lines: list[str], start: int) -> tuple[list[Fact], list[Problem]
             stripped = raw.strip()
             if stripped[:1] in _OPENERS:
                 raise _NotPlain  # maybe a fence or a comment: _scan decides
-            m = HEADING_RE.match(raw) if "#" in raw[:4] else None
-            if m:
-                if len(m.group(1)) == 2:
-                    section = _section_name(m.group(2))
-                current = None
+            heading = _heading(raw, section)
+            if heading is not None:
+                section, current = heading, None
                 continue
             b = BULLET_RE.match(raw) if stripped[:1] in "-*+" and stripped else None
             if not (b and _indent(b.group(1)) < 2):
@@ -290,11 +288,9 @@ def _parse_facts_lines(lines: list[str], start: int) -> tuple[list[Fact], list[P
         last_idx = idx
         lineno = idx + 1
         stripped = raw.strip()
-        m = HEADING_RE.match(raw) if "#" in raw[:4] else None
-        if m:
-            if len(m.group(1)) == 2:
-                section = _section_name(m.group(2))
-            current = None
+        heading = _heading(raw, section)
+        if heading is not None:
+            section, current = heading, None
             continue
         b = BULLET_RE.match(raw) if stripped[:1] in "-*+" and stripped else None
         if b and _indent(b.group(1)) < 2:
@@ -320,6 +316,15 @@ def _parse_facts_lines(lines: list[str], start: int) -> tuple[list[Fact], list[P
         current = _not_a_bullet(current, raw, stripped, lineno, section, facts, problems)
     _report_duplicate_facts(facts, problems)
     return facts, problems
+
+
+def _heading(raw: str, section: str) -> str | None:
+    """For a heading line, the section it opens (`##` names one; other levels keep the
+    current section); None for any other line. Either way a heading ends the open fact."""
+    m = HEADING_RE.match(raw) if "#" in raw[:4] else None
+    if m is None:
+        return None
+    return _section_name(m.group(2)) if len(m.group(1)) == 2 else section
 
 
 def _not_a_bullet(current: Fact | None, raw: str, stripped: str, lineno: int, section: str,

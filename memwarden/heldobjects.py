@@ -22,6 +22,8 @@ from typing import Any
 
 import pygit2
 
+from memwarden.repo import _common_prefix, _common_suffix
+
 _OFS_DELTA = 6
 _MAX_DEPTH = 50  # git's default pack.depth: readers apply at most this many deltas
 _COPY_MAX = 0x10000  # the copy size every delta reader accepts in one instruction
@@ -196,8 +198,6 @@ def _insert(data: bytes) -> bytes:
 def delta(base: bytes, target: bytes) -> bytes:
     """A git delta turning `base` into `target`: copy the shared head, insert the middle,
     copy the shared tail (a new version of a tree or a memory file differs in one place)."""
-    from memwarden.repo import _common_prefix, _common_suffix
-
     head = _common_prefix(base, target, min(len(base), len(target)))
     tail = _common_suffix(base, target, min(len(base), len(target)) - head)
     out = bytearray(_varint(len(base)) + _varint(len(target)))

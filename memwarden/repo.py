@@ -1130,13 +1130,20 @@ def _spliced_tree(repo: Repo, tree: str | None, changes: dict[str, bytes | None]
     offs = offs or []
     files, subdirs = _split_changes(changes)
     edits: dict[bytes, tuple[bytes, bytes] | None] = {}  # name -> (mode, id) | removed
+    found: dict[bytes, tuple[int, bytes, bytes] | None] = {}
+
+    def existing(key: bytes) -> tuple[int, bytes, bytes] | None:  # looked up once a name
+        if key not in found:
+            found[key] = _entry_at(raw, offs, key)
+        return found[key]
+
     for name, data in files.items():
         key = name.encode()
         if data is None:
             edits[key] = None
             continue
         blob = r.create_blob(data)
-        old = _entry_at(raw, offs, key)
+        old = existing(key)
         if old is not None and old[1] != _TREE_MODE:
             held.based_on(str(blob), old[2].hex())
         edits[key] = (_BLOB_MODE, blob.raw)
@@ -1145,7 +1152,7 @@ def _spliced_tree(repo: Repo, tree: str | None, changes: dict[str, bytes | None]
         if key in edits:  # the file change came first, as in TreeBuilder
             current = edits[key]
         else:
-            old = _entry_at(raw, offs, key)
+            old = existing(key)
             current = None if old is None else (old[1], old[2])
         sub_tree = current[1].hex() if current is not None and current[0] == _TREE_MODE \
             else None
@@ -1158,11 +1165,9 @@ def _spliced_tree(repo: Repo, tree: str | None, changes: dict[str, bytes | None]
         else:
             edits[key] = (_TREE_MODE, bytes.fromhex(new))
     spans: list[tuple[int, int, bytes, bytes]] = []  # start, end in raw, order, new bytes
-    removed: set[int] = set()
     for key, entry in edits.items():
-        old = _entry_at(raw, offs, key)
+        old = existing(key)
         if old is not None:
-            removed.add(old[0])
             end = offs[old[0] + 1] if old[0] + 1 < len(offs) else len(raw)
             spans.append((offs[old[0]], end, b"", b""))
         if entry is not None:
