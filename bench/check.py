@@ -79,9 +79,14 @@ def published_config(tmp: Path) -> Path:
 
 
 def memwarden_cmd() -> list[str]:
-    """The installed console script when there is one (what users run), else -m."""
-    exe = shutil.which("memwarden")
-    return [exe] if exe else [sys.executable, "-m", "memwarden"]
+    """The console script pip installed beside this interpreter (what users run), else -m.
+    Not the first `memwarden` on PATH: a version manager's shim there (pyenv's is a bash
+    script running `pyenv exec`) adds ~50 ms that is not memwarden's."""
+    exe = Path(sys.executable).parent / "memwarden"
+    if exe.is_file() and os.access(exe, os.X_OK):
+        return [str(exe)]
+    found = shutil.which("memwarden")
+    return [found] if found else [sys.executable, "-m", "memwarden"]
 
 
 def hook_cmd() -> list[str]:

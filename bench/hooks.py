@@ -65,7 +65,9 @@ def memory_repo(root: Path, agents: int) -> None:
 def bench_commit_msg(tmp: Path, runs: int) -> dict[str, list[float]]:
     root = tmp / "msg"
     memory_repo(root, 20)
-    entry = shutil.which("memwarden") or f"{sys.executable} -m memwarden"
+    script = Path(sys.executable).parent / "memwarden"  # not a version manager's shim
+    entry = (str(script) if script.is_file() else shutil.which("memwarden")
+             or f"{sys.executable} -m memwarden")
     cfg = root / "pc.yaml"
     cfg.write_text(
         "repos:\n  - repo: local\n    hooks:\n"

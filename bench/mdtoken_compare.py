@@ -112,8 +112,10 @@ def expected_tokens(repo: Path) -> tuple[int, int]:
 
 
 def compare(repo: Path, mdtoken_path: Path, runs: int) -> dict[str, object]:
-    exe = shutil.which("memwarden")
-    mw = [exe] if exe else [sys.executable, "-m", "memwarden"]
+    sys.path.insert(0, str(HERE))
+    from check import memwarden_cmd  # the console script beside this interpreter
+
+    mw = memwarden_cmd()
     with tempfile.TemporaryDirectory(prefix="mw-tiktoken-cache-") as cache:
         env = {**os.environ, "TIKTOKEN_CACHE_DIR": str(tiktoken_cache(Path(cache))),
                "PYTHONPATH": str(mdtoken_path)}

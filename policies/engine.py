@@ -298,6 +298,14 @@ def evaluate_entries(source: Source, pending: list[Entry], rules: list[Rule], co
         warm = getattr(sys.modules.get(f"memwarden.policies.{family}"), "warm", None)
         if warm is not None:
             warm()
+    # The workers allocate a lot and keep little. Frozen, the parent's objects (modules,
+    # patterns, the file list) are never traversed by a worker's collections, nor their
+    # pages copied on write; a larger first generation collects ~14x less often.
+    import gc
+
+    old_thresholds = gc.get_threshold()
+    gc.freeze()
+    gc.set_threshold(10_000, *old_thresholds[1:])
     try:
         import multiprocessing
 
@@ -311,6 +319,8 @@ def evaluate_entries(source: Source, pending: list[Entry], rules: list[Rule], co
             parts = running.get()
     finally:
         _JOB = None
+        gc.set_threshold(*old_thresholds)
+        gc.unfreeze()
     out = [r for part in parts for r in part]
     out.sort(key=lambda r: r.path)
     return out

@@ -133,8 +133,8 @@ def check_soft(mf: MemFile, ctx: FileContext) -> Iterator[Finding]:
                    f"{mf.path.rsplit('/', 1)[-1]} is {mf.size} bytes (too large to count), over "
                    f"its soft limit of {limit} tokens", f"{mf.path}:{mf.size}")
         return
-    if mf.text is None:
-        return
+    if mf.size <= limit or mf.text is None:
+        return  # every token is at least one byte of the text: no count can pass the limit
     n = ctx.tokens(mf)
     if n > limit:
         yield make("MW105", WARNING, mf.path, 1, 1,

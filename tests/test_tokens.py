@@ -232,3 +232,27 @@ def test_parsed_rank_cache_is_verified_and_rebuilt(tmp_path, monkeypatch):
 def test_token_length_is_the_length_of_encode_ordinary(enc, text):
     """The count that skips building the list of ids is exactly len(encode_ordinary)."""
     assert tokens.token_length(enc)(text) == len(get_encoder(enc).encode_ordinary(text))
+
+
+@pytest.mark.parametrize("enc", ["cl100k_base", "o200k_base"])
+@settings(max_examples=300, deadline=None)
+@given(text=st.text(alphabet=st.characters(exclude_categories=("Cs",)), max_size=300))
+def test_no_text_has_more_tokens_than_utf8_bytes(enc, text):
+    """MW105 skips counting a file no larger than its soft limit in bytes: every token is at
+    least one byte of the text."""
+    assert count_text(text, enc) <= len(text.encode("utf-8"))
+
+
+def test_soft_limit_skips_counting_files_within_it_in_bytes(tmp_path, mw):
+    """A Layer 2 file no larger than its soft limit in bytes is never tokenized (its count
+    is not cached), one larger is; the findings stay those of an exact count."""
+    small, large = "x " * 1500, body(4001)  # 3,000 bytes < 5,000; over it in tokens
+    root = make_repo(tmp_path, {"memory/a/changelog.md": large,
+                                "memory/b/changelog.md": small})
+    code, out, _ = mw(root, "check", "--all")
+    assert rules_in(out).count("MW105") == 1 and "memory/a/changelog.md" in out
+    counts = tokens.read_counts(root / ".git" / "memwarden" / "tokens-cl100k_base.marshal")
+    from memwarden.repo import hash_blob
+
+    assert hash_blob(large.encode()) in counts
+    assert hash_blob(small.encode()) not in counts

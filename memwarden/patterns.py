@@ -1,0 +1,133 @@
+"""Regular expressions compiled from a per-user cache, for pattern sets compiled in bulk.
+
+Python's `re` parses and compiles every pattern in Python code. The injection scanner's
+full set (~150 patterns, mostly tries of every trigger word) costs ~0.14 s per process,
+which a cold whole-tree check pays on one core before it forks its workers. `_sre` takes
+the compiled program itself (a list of ints it validates), so inside `cached()` each
+pattern's program is looked up in a sealed file in the user cache folder, one file per
+Python build, and compiled from there in microseconds (~6 ms for the whole set). The file
+is rewritten when the block compiled something new or left entries unused.
+
+The file has the trust of the installed package: it sits in the user's own cache folder
+and is sealed with a checksum against torn writes, and _sre refuses malformed programs.
+Any failure falls back to `re.compile`: another Python's private compiler, a missing
+home, an unreadable or foreign file. The patterns are the same either way; only the time
+differs. tests/test_patterns.py checks both give equal patterns that match alike.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+# (pattern, flags) -> (flags, program, groups, group index, index group): _sre.compile's
+# arguments after the pattern.
+Program = tuple[int, list[int], int, dict[str, int], tuple[str | None, ...]]
+
+MAGIC = b"MWRE\x01\x00\x00\x00"
+_active: dict[tuple[str, int], Program] | None = None
+_used: set[tuple[str, int]] = set()
+_added = False
+
+
+def compile(pattern: str, flags: int = 0) -> re.Pattern[str]:  # noqa: A001 - re's name
+    """re.compile(pattern, flags); from the cached program inside a `cached()` block."""
+    global _added
+    table = _active
+    if table is None:
+        return re.compile(pattern, flags)
+    key = (pattern, int(flags))
+    program = table.get(key)
+    if program is not None:
+        try:
+            compiled = _from_program(pattern, program)
+        except Exception:  # noqa: BLE001 - a program this Python rejects: compile afresh
+            table.pop(key, None)
+        else:
+            _used.add(key)
+            return compiled
+    try:
+        program = _program(pattern, int(flags))
+        compiled = _from_program(pattern, program)
+    except Exception:  # noqa: BLE001 - the private compiler differs: the public one
+        return re.compile(pattern, flags)
+    table[key] = program
+    _used.add(key)
+    _added = True
+    return compiled
+
+
+@contextmanager
+def cached(cache_dir: Path | None = None) -> Iterator[None]:
+    """Compile through the cache file in `cache_dir` (default: the user cache folder) while
+    the block runs; store what is new afterwards. Not re-entrant (one bulk compile)."""
+    global _active, _added
+    path = _cache_path(cache_dir)
+    if path is None or _active is not None:
+        yield
+        return
+    _active, _added = _read(path), False
+    _used.clear()
+    try:
+        yield
+    finally:
+        table, added = _active, _added
+        _active = None
+        if added or set(table) - _used:
+            _write(path, {k: table[k] for k in _used if k in table})
+        _used.clear()
+
+
+def _program(pattern: str, flags: int) -> Program:
+    """What re._compiler.compile hands to _sre.compile, as plain marshal-able values."""
+    from re import _compiler, _parser  # type: ignore[attr-defined]
+
+    parsed = _parser.parse(pattern, flags)
+    code = [int(op) for op in _compiler._code(parsed, flags)]
+    groupindex = {str(k): int(v) for k, v in parsed.state.groupdict.items()}
+    indexgroup: list[str | None] = [None] * parsed.state.groups
+    for name, i in groupindex.items():
+        indexgroup[i] = name
+    return (int(flags | parsed.state.flags), code, parsed.state.groups - 1, groupindex,
+            tuple(indexgroup))
+
+
+def _from_program(pattern: str, program: Program) -> re.Pattern[str]:
+    import _sre
+
+    flags, code, groups, groupindex, indexgroup = program
+    return _sre.compile(pattern, flags, code, groups, groupindex, indexgroup)  # type: ignore[no-any-return]
+
+
+def _cache_path(cache_dir: Path | None) -> Path | None:
+    import hashlib
+
+    from memwarden.cachedir import user_cache_dir
+
+    base = cache_dir if cache_dir is not None else user_cache_dir()
+    if base is None:
+        return None
+    try:
+        import _sre
+
+        build = f"{sys.version}|{sys.implementation.cache_tag}|{_sre.MAGIC}|{_sre.CODESIZE}"
+    except (ImportError, AttributeError):
+        return None
+    return base / f"patterns-{hashlib.sha256(build.encode()).hexdigest()[:16]}.marshal"
+
+
+def _read(path: Path) -> dict[tuple[str, int], Program]:
+    from memwarden.cachedir import read_sealed
+
+    value: Any = read_sealed(path, MAGIC)
+    return value if isinstance(value, dict) else {}
+
+
+def _write(path: Path, table: dict[tuple[str, int], Program]) -> None:
+    from memwarden.cachedir import write_sealed
+
+    write_sealed(path, MAGIC, table)
