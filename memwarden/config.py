@@ -14,10 +14,10 @@ import os
 import re
 from collections.abc import Mapping
 from functools import cache
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from memwarden import packdata
 from memwarden.errors import ConfigError
 
 CONFIG_NAME = "memwarden.toml"
@@ -30,7 +30,7 @@ _RULE_SEL = re.compile(r"^MW[0-9]{0,3}$")
 @cache
 def default_data() -> dict[str, Any]:
     """The built-in defaults (policy pack `defaults.toml`)."""
-    text = (resources.files("memwarden.policies") / "pack" / "defaults.toml").read_text("utf-8")
+    text = packdata.read_text("memwarden.policies", "pack", "defaults.toml")
     return load_toml(text)
 
 
@@ -79,7 +79,7 @@ def _marshal_safe(value: Any) -> bool:
 
 @cache
 def _schema() -> dict[str, Any]:
-    text = (resources.files("memwarden") / "schemas" / "config.schema.json").read_text("utf-8")
+    text = packdata.read_text("memwarden", "schemas", "config.schema.json")
     return json.loads(text)
 
 

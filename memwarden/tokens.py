@@ -18,10 +18,10 @@ import re
 import tempfile
 import threading
 from collections.abc import Iterable
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from memwarden import packdata
 from memwarden.errors import EncodingUnavailable
 
 # The official sha256 of each rank file (tiktoken_ext/openai_public.py).
@@ -48,7 +48,7 @@ def _rank_file(name: str) -> bytes:
     try:
         if override:
             return (Path(override) / f"{name}.tiktoken").read_bytes()
-        return (resources.files("memwarden") / "encodings" / f"{name}.tiktoken").read_bytes()
+        return packdata.read_bytes("memwarden", "encodings", f"{name}.tiktoken")
     except OSError as exc:
         raise EncodingUnavailable(
             f"encoding {name!r}: rank file not found ({exc.strerror}); memwarden ships "

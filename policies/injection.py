@@ -52,10 +52,9 @@ import unicodedata
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import replace
 from functools import cache
-from importlib.resources import files
 from typing import NamedTuple, cast
 
-from memwarden import patterns
+from memwarden import packdata, patterns
 from memwarden.findings import ERROR, WARNING, Finding, make
 from memwarden.memfile import MemFile
 from memwarden.policies.context import FileContext
@@ -117,7 +116,7 @@ class Hit(NamedTuple):
 
 
 def _marker_lines(name: str) -> list[str]:
-    text = (files("memwarden.policies") / "pack" / "markers" / name).read_text("utf-8")
+    text = packdata.read_text("memwarden.policies", "pack", "markers", name)
     lines = (ln.strip() for ln in text.splitlines())
     return [ln for ln in lines if ln and not ln.startswith("#")]
 

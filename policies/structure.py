@@ -15,9 +15,9 @@ import json
 import re
 from collections.abc import Callable, Iterable, Iterator
 from functools import cache
-from importlib import resources
 from typing import TYPE_CHECKING, Any
 
+from memwarden import packdata
 from memwarden.entries import parse_decisions, parse_facts, parse_loops, valid_date
 from memwarden.findings import ERROR, WARNING, Finding, make
 from memwarden.layout import DATE_FILE_RE, RUN_DIR_RE, RUN_FILE_RE, timeline_date
@@ -54,7 +54,7 @@ def load_schema(name: str) -> dict[str, Any]:
     """A schema of the policy pack by kind (`snapshot`) or file name (`meta.schema.json`)."""
     if not name.endswith(".json"):
         name = f"{name}.schema.json"
-    text = (resources.files("memwarden.policies") / "pack" / "schemas" / name).read_text("utf-8")
+    text = packdata.read_text("memwarden.policies", "pack", "schemas", name)
     return json.loads(text)
 
 
