@@ -15,7 +15,7 @@ def main(argv: list[str] | None = None) -> int:
     if args[:1] == ["check"]:
         from memwarden.cli_check import lean_main, quick_exit
 
-        code = lean_main(args[1:])
+        code = lean_main(args[1:], program=argv is None)
         if code is not None:
             if argv is None:
                 quick_exit(code)  # nothing to tear down that matters: ~5 ms saved

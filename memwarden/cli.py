@@ -358,7 +358,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     Run as the program (argv None), `check` and the read-only commands exit the process
     right away."""
     args = list(sys.argv[1:] if argv is None else argv)
-    code = lean_main(args[1:]) if args[:1] == ["check"] else None
+    code = lean_main(args[1:], program=argv is None) if args[:1] == ["check"] else None
     quick = code is not None or (bool(args) and args[0] in _QUICK_EXIT)
     if code is None:
         code = _main(args)

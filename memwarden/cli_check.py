@@ -186,11 +186,18 @@ def _readable_or_absent(path: str) -> bool:
     return os.access(path, os.R_OK)
 
 
-def lean_main(args: Sequence[str]) -> int | None:
-    """Run `memwarden check ARGS` without click; None when click must handle them."""
+def lean_main(args: Sequence[str], program: bool = False) -> int | None:
+    """Run `memwarden check ARGS` without click; None when click must handle them.
+
+    As the program (`program`), the patterns this run compiles come from the per-user
+    pattern cache (memwarden/patterns.py; ~8 ms of a one-file hook run)."""
     opts = parse_check_args(args)
     if opts is None:
         return None
+    if program:
+        from memwarden import patterns
+
+        loaded = patterns.preload("check")
     try:
         code, text = run_check(
             files=list(opts["files"]),  # type: ignore[call-overload]
@@ -205,4 +212,6 @@ def lean_main(args: Sequence[str]) -> int | None:
         echo(text, nl=False)
     except BaseException as exc:  # noqa: BLE001 - mapped exactly as the click CLI maps it
         return report_failure(exc)
+    if program:
+        patterns.remember("check", loaded)
     return code

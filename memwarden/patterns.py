@@ -27,6 +27,7 @@ from typing import Any
 # (pattern, flags) -> (flags, program, groups, group index, index group): _sre.compile's
 # arguments after the pattern.
 Program = tuple[int, list[int], int, dict[str, int], tuple[str | None, ...]]
+Key = tuple[str | bytes, int]  # (pattern, flags)
 
 MAGIC = b"MWRE\x01\x00\x00\x00"
 _active: dict[tuple[str, int], Program] | None = None
@@ -82,7 +83,68 @@ def cached(cache_dir: Path | None = None) -> Iterator[None]:
         _used.clear()
 
 
-def _program(pattern: str, flags: int) -> Program:
+def preload(name: str, cache_dir: Path | None = None) -> set[Key]:
+    """Put the stored programs of pattern set `name` into `re`'s own cache, so the
+    `re.compile` calls a run makes (module-level patterns included: call this before the
+    imports) find their patterns compiled. Returns the keys put there (for `remember`).
+    Does nothing where `re` keeps no such cache."""
+    try:
+        return _preload(name, cache_dir)
+    except Exception:  # noqa: BLE001 - only a cache: the patterns compile as usual
+        return set()
+
+
+def _preload(name: str, cache_dir: Path | None) -> set[Key]:
+    cache = getattr(re, "_cache", None)
+    path = _cache_path(cache_dir, name)
+    if not isinstance(cache, dict) or path is None:
+        return set()
+    put: set[Key] = set()
+    for key, program in _read(path).items():
+        pattern, flags = key
+        if (type(pattern), pattern, flags) in cache:
+            put.add(key)
+            continue
+        try:
+            cache[type(pattern), pattern, flags] = _from_program(pattern, program)
+        except Exception:  # noqa: BLE001 - another build's program: compiled when used
+            continue
+        put.add(key)
+    return put
+
+
+def remember(name: str, loaded: set[Key], cache_dir: Path | None = None) -> None:
+    """Store the programs of the patterns `re` compiled in this run beyond the `loaded`
+    ones (the first runs of a new version; later runs find nothing new and write nothing)."""
+    try:
+        _remember(name, loaded, cache_dir)
+    except Exception:  # noqa: BLE001 - only a cache
+        pass
+
+
+def _remember(name: str, loaded: set[Key], cache_dir: Path | None) -> None:
+    cache = getattr(re, "_cache", None)
+    path = _cache_path(cache_dir, name)
+    if not isinstance(cache, dict) or path is None:
+        return
+    new = {(k[1], k[2]) for k in list(cache)
+           if len(k) == 3 and k[0] in (str, bytes) and isinstance(k[2], int)} - loaded
+    if not new:
+        return
+    table = _read(path)
+    for key in new:
+        try:
+            table[key] = _program(*key)
+        except Exception:  # noqa: BLE001 - not ours to store
+            continue
+    if len(table) <= MAX_PRELOAD:
+        _write(path, table)
+
+
+MAX_PRELOAD = 400  # re keeps 512 patterns; a set that keeps growing is not stored
+
+
+def _program(pattern: str | bytes, flags: int) -> Program:
     """What re._compiler.compile hands to _sre.compile, as plain marshal-able values."""
     from re import _compiler, _parser  # type: ignore[attr-defined]
 
@@ -96,14 +158,14 @@ def _program(pattern: str, flags: int) -> Program:
             tuple(indexgroup))
 
 
-def _from_program(pattern: str, program: Program) -> re.Pattern[str]:
+def _from_program(pattern: str | bytes, program: Program) -> re.Pattern[Any]:
     import _sre
 
     flags, code, groups, groupindex, indexgroup = program
     return _sre.compile(pattern, flags, code, groups, groupindex, indexgroup)  # type: ignore[no-any-return]
 
 
-def _cache_path(cache_dir: Path | None) -> Path | None:
+def _cache_path(cache_dir: Path | None, name: str = "bulk") -> Path | None:
     import hashlib
 
     from memwarden.cachedir import user_cache_dir
@@ -117,17 +179,17 @@ def _cache_path(cache_dir: Path | None) -> Path | None:
         build = f"{sys.version}|{sys.implementation.cache_tag}|{_sre.MAGIC}|{_sre.CODESIZE}"
     except (ImportError, AttributeError):
         return None
-    return base / f"patterns-{hashlib.sha256(build.encode()).hexdigest()[:16]}.marshal"
+    return base / f"patterns-{name}-{hashlib.sha256(build.encode()).hexdigest()[:16]}.marshal"
 
 
-def _read(path: Path) -> dict[tuple[str, int], Program]:
+def _read(path: Path) -> dict[Key, Program]:
     from memwarden.cachedir import read_sealed
 
     value: Any = read_sealed(path, MAGIC)
     return value if isinstance(value, dict) else {}
 
 
-def _write(path: Path, table: dict[tuple[str, int], Program]) -> None:
+def _write(path: Path, table: dict[Key, Program]) -> None:
     from memwarden.cachedir import write_sealed
 
     write_sealed(path, MAGIC, table)

@@ -142,3 +142,59 @@ def test_any_pattern_compiles_alike(tmp_path_factory: pytest.TempPathFactory,
         patterns.compile(pattern)
     with patterns.cached(d):
         same(patterns.compile(pattern), ref, text)
+
+
+PRELOAD_PROBE = """
+import re, re._compiler as rc, sys
+from memwarden import patterns
+compiled = []
+real = rc.compile
+rc.compile = lambda p, flags=0: compiled.append(p) or real(p, flags)
+loaded = patterns.preload("check")
+from memwarden.cli_check import lean_main
+code = lean_main(sys.argv[1:], program=True)
+print(len(loaded), len(compiled))
+"""
+
+
+def test_a_hook_run_finds_its_patterns_compiled(tmp_path: Path) -> None:
+    """The first `python -m memwarden check FILE` stores the programs of the patterns it
+    compiled; the next run compiles none of them (they wait in re's own cache)."""
+    from conftest import make_repo
+
+    root = make_repo(tmp_path / "repo", {
+        "memory/a/facts.md": "# Facts\n\n## Work\n- The build takes 4 minutes.\n"})
+    env = {**os.environ, "MEMWARDEN_CACHE_DIR": str(tmp_path / "cache")}
+    first = subprocess.run([sys.executable, "-m", "memwarden", "check", "memory/a/facts.md"],
+                           cwd=root, env=env, capture_output=True, text=True)
+    assert first.returncode == 0, first.stderr
+    stored = list((tmp_path / "cache").glob("patterns-check-*.marshal"))
+    assert len(stored) == 1
+    table = read_sealed(stored[0], patterns.MAGIC)
+    assert len(table) > 10
+    (root / "memory/a/facts.md").write_text("# Facts\n\n## Work\n- The build takes 5 min.\n")
+    probe = subprocess.run([sys.executable, "-c", PRELOAD_PROBE, "memory/a/facts.md"],
+                           cwd=root, env=env, capture_output=True, text=True)
+    assert probe.returncode == 0, probe.stderr
+    loaded, compiled = map(int, probe.stdout.split()[-2:])
+    assert loaded == len(table) and compiled == 0, probe.stdout
+    for (pattern, flags), program in table.items():
+        mine = patterns._from_program(pattern, program)
+        for text in SAMPLES:
+            same(mine, re.compile(pattern, flags),
+                 text.encode() if isinstance(pattern, bytes) else text)
+
+
+def test_preload_puts_equal_patterns_in_res_cache(tmp_path: Path) -> None:
+    keys = [(p, int(f)) for p, f in PATTERNS]
+    patterns.remember("t", set(), tmp_path)  # whatever this process compiled so far
+    patterns._write(patterns._cache_path(tmp_path, "t"),
+                    {k: patterns._program(*k) for k in keys})
+    for k in keys:
+        re._cache.pop((str, *k), None)  # type: ignore[attr-defined]
+    assert set(keys) <= patterns.preload("t", tmp_path)
+    for (p, f) in keys:
+        mine = re._cache[str, p, f]  # type: ignore[attr-defined]
+        assert re.compile(p, f) is mine
+        for text in SAMPLES:
+            same(mine, patterns._from_program(p, patterns._program(p, f)), text)
