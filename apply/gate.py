@@ -10,7 +10,7 @@ loosen its own gate.
 from __future__ import annotations
 
 import datetime as _dt
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 from memwarden.apply import evict
@@ -112,8 +112,8 @@ def gate(repo: Repo, ref: str, base: str, config_path: str | None = None,
         findings += result.findings
         files = result.files
     # Facts and open loops over their HARD limit are evicted by apply: a warning here.
-    findings = [replace(f, severity=WARNING, message=f.message + " (apply will evict; see "
-                        "the eviction preview)") if f.rule in EVICTABLE and f.severity == ERROR
+    findings = [f.replace(severity=WARNING, message=f.message + " (apply will evict; see "
+                          "the eviction preview)") if f.rule in EVICTABLE and f.severity == ERROR
                 else f for f in findings]
     tokens = token_table(repo, config, agent, mb, head) if agent else {}
     evictions = eviction_preview(repo, config, agent, base_tip, mb, head, changed,

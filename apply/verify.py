@@ -8,7 +8,6 @@ rule MW002.
 from __future__ import annotations
 
 import datetime as _dt
-from dataclasses import replace
 
 from memwarden.config import load_config_at
 from memwarden.entries import parse_facts, parse_loops
@@ -51,7 +50,7 @@ def check_commit_range(repo: Repo, revision_range: str, config_path: str | None,
             result = check(TreeSource(repo, sha), config, changed, cache_dir=repo.cache_dir,
                            today=today)
             files += result.files
-            findings += [replace(f, message=f"{f.message} (in {label})") for f in result.findings]
+            findings += [f.replace(message=f"{f.message} (in {label})") for f in result.findings]
     return findings, len(commits), files
 
 

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable
-from dataclasses import asdict, dataclass, replace
 from typing import Any
+
+from memwarden.records import FrozenRecord
 
 ERROR = "error"
 WARNING = "warning"
@@ -16,30 +17,67 @@ def fingerprint(text: str) -> str:
     return "sha256:" + hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
-@dataclass(frozen=True, order=True)
-class Finding:
+class Finding(FrozenRecord):
+    """One finding. A plain frozen value (equal, hashed and ordered by its fields, as the
+    frozen dataclass it was): building a dataclass class means importing `dataclasses` and
+    `inspect`, ~5 ms of a one-file hook run."""
+
+    __slots__ = ("path", "line", "col", "rule", "severity", "message", "fingerprint", "hint",
+                 "waived")
     path: str
     line: int
     col: int
     rule: str
     severity: str
     message: str
-    fingerprint: str = ""
-    hint: str = ""
-    waived: bool = False
+    fingerprint: str
+    hint: str
+    waived: bool
+
+    def __init__(self, path: str, line: int, col: int, rule: str, severity: str, message: str,
+                 fingerprint: str = "", hint: str = "", waived: bool = False) -> None:
+        super().__init__(path, line, col, rule, severity, message, fingerprint, hint, waived)
+
+    def __lt__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self._values() < other._values()  # type: ignore[attr-defined, no-any-return]
+
+    def __le__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self._values() <= other._values()  # type: ignore[attr-defined, no-any-return]
+
+    def __gt__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self._values() > other._values()  # type: ignore[attr-defined, no-any-return]
+
+    def __ge__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self._values() >= other._values()  # type: ignore[attr-defined, no-any-return]
+
+    def replace(self, **changes: Any) -> Finding:
+        """A copy with some fields changed (what dataclasses.replace gave)."""
+        values = {k: getattr(self, k) for k in self.__slots__}
+        unknown = set(changes) - values.keys()
+        if unknown:
+            raise TypeError(f"Finding has no field(s) {', '.join(sorted(unknown))}")
+        values.update(changes)
+        return Finding(**values)
 
     def to_json(self) -> dict[str, Any]:
-        d = asdict(self)
         return {
-            "rule": d["rule"],
-            "severity": d["severity"],
-            "path": d["path"],
-            "line": d["line"],
-            "col": d["col"],
-            "message": d["message"],
-            "hint": d["hint"],
-            "fingerprint": d["fingerprint"],
-            "waived": d["waived"],
+            "rule": self.rule,
+            "severity": self.severity,
+            "path": self.path,
+            "line": self.line,
+            "col": self.col,
+            "message": self.message,
+            "hint": self.hint,
+            "fingerprint": self.fingerprint,
+            "waived": self.waived,
         }
 
     @classmethod
@@ -51,7 +89,7 @@ class Finding:
         )
 
     def waive(self) -> Finding:
-        return replace(self, waived=True)
+        return self.replace(waived=True)
 
 
 def make(rule: str, severity: str, path: str, line: int, col: int, message: str,

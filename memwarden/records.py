@@ -44,3 +44,8 @@ class FrozenRecord(Record):
 
     def __hash__(self) -> int:  # type: ignore[override]
         return hash(self._values())
+
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        """Pickled by its values (forked workers send findings back): the default would set
+        the slots one by one, which a frozen record refuses."""
+        return self.__class__, self._values()

@@ -14,13 +14,13 @@ import stat
 import tempfile
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from memwarden.errors import MemwardenError
 from memwarden.layout import GOVERNED_FILES, GOVERNED_PREFIXES, is_governed
+from memwarden.records import FrozenRecord
 
 MODE_FILE = 0o100644
 MODE_EXEC = 0o100755
@@ -29,14 +29,18 @@ MODE_GITLINK = 0o160000
 MODE_TREE = 0o040000
 
 
-@dataclass(frozen=True)
-class Entry:
+class Entry(FrozenRecord):
     """A file as git sees it: path, mode and blob id (None for worktree-only oddities)."""
 
+    __slots__ = ("path", "mode", "oid", "stat_key")
     path: str
     mode: int
     oid: str | None
-    stat_key: tuple[int, ...] | None = None  # worktree: (mtime_ns, size, ino, ctime_ns)
+    stat_key: tuple[int, ...] | None  # worktree: (mtime_ns, size, ino, ctime_ns)
+
+    def __init__(self, path: str, mode: int, oid: str | None,
+                 stat_key: tuple[int, ...] | None = None) -> None:
+        super().__init__(path, mode, oid, stat_key)
 
 
 if TYPE_CHECKING:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
 
 from memwarden.config import Config
 from memwarden.layout import FileInfo
@@ -11,17 +10,21 @@ from memwarden.memfile import MemFile
 from memwarden.tokens import TokenCounter
 
 
-@dataclass
 class FileContext:
-    config: Config
-    counter: TokenCounter
+    """What a file rule sees besides the file (plain classes: no `dataclasses` import on
+    the hook path)."""
+
+    __slots__ = ("config", "counter")
+
+    def __init__(self, config: Config, counter: TokenCounter) -> None:
+        self.config = config
+        self.counter = counter
 
     def tokens(self, mf: MemFile) -> int:
         """Token count of a file (cached by blob id)."""
         return self.counter.count(mf.blob_id, mf.text or "")
 
 
-@dataclass
 class TreeContext:
     """Every governed file of the checked tree, loaded on demand.
 
@@ -30,13 +33,16 @@ class TreeContext:
     about that file.
     """
 
-    config: Config
-    counter: TokenCounter
-    infos: dict[str, FileInfo]
-    blob_ids: dict[str, str]
-    loader: Callable[[str], MemFile | None]
-    focus: set[str] | None = None
-    _loaded: dict[str, MemFile | None] = field(default_factory=dict)
+    def __init__(self, config: Config, counter: TokenCounter, infos: dict[str, FileInfo],
+                 blob_ids: dict[str, str], loader: Callable[[str], MemFile | None],
+                 focus: set[str] | None = None) -> None:
+        self.config = config
+        self.counter = counter
+        self.infos = infos
+        self.blob_ids = blob_ids
+        self.loader = loader
+        self.focus = focus
+        self._loaded: dict[str, MemFile | None] = {}
 
     def load(self, path: str) -> MemFile | None:
         if path not in self._loaded:

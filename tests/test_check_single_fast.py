@@ -470,3 +470,34 @@ def test_cold_large_check_builds_the_encoder_meanwhile_with_equal_results(
     thread.join()
     assert _check(root, []) == expected  # cold: built meanwhile, then forked workers
     assert engine._prebuild_encoder(source, cfg, repo.cache_dir, rules) is None  # warm now
+
+
+def test_findings_infos_and_entries_behave_as_frozen_dataclasses() -> None:
+    """Finding, FileInfo and Entry are plain frozen values now: equal, hashed, ordered
+    (findings), pickled (workers send them back) and copied with changes as before."""
+    from memwarden.findings import Finding, make
+    from memwarden.layout import FileInfo, classify
+    from memwarden.repo import Entry
+
+    a = make("MW102", "error", "memory/a/facts.md", 3, 1, "over", "text", "hint")
+    b = a.replace(line=2)
+    assert a == make("MW102", "error", "memory/a/facts.md", 3, 1, "over", "text", "hint")
+    assert hash(a) == hash(Finding(**a.to_json())) and a != b and sorted([a, b]) == [b, a]
+    assert b < a and a > b and a >= a and b <= b and (a.line, b.line) == (3, 2)
+    assert a.waive().waived and not a.waived
+    assert Finding.from_json(a.to_json()) == a and pickle.loads(pickle.dumps(a)) == a
+    assert repr(a).startswith("Finding(path='memory/a/facts.md', line=3, col=1, rule='MW102'")
+    with pytest.raises(AttributeError):
+        a.line = 9  # type: ignore[misc]
+    with pytest.raises(TypeError):
+        a.replace(colour="red")
+    info = classify("memory/a/facts.md")
+    assert info == FileInfo("memory/a/facts.md", "memory", "facts", "a", 1)
+    assert pickle.loads(pickle.dumps(info)) == info and info.limit_key == "facts"
+    assert {info: 1}[FileInfo(path="memory/a/facts.md", area="memory", kind="facts",
+                              agent="a", layer=1)] == 1
+    e = Entry("memory/a/facts.md", 0o100644, None, (1, 2, 3, 4))
+    assert e == Entry(path="memory/a/facts.md", mode=0o100644, oid=None, stat_key=(1, 2, 3, 4))
+    assert pickle.loads(pickle.dumps(e)) == e and e.stat_key == (1, 2, 3, 4)
+    with pytest.raises(AttributeError):
+        e.oid = "x"  # type: ignore[misc]
