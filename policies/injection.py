@@ -50,7 +50,6 @@ import json
 import re
 import unicodedata
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import replace
 from functools import cache
 from typing import NamedTuple, cast
 
@@ -1521,7 +1520,7 @@ def findings_for(text: str, path: str, kind: str) -> list[Finding]:
     for rule_id, n in per_rule.items():
         if n > MAX_PER_RULE:
             k = max(i for i, f in enumerate(out) if f.rule == rule_id)
-            out[k] = replace(out[k], message=f"{out[k].message} (and {n - MAX_PER_RULE} more "
+            out[k] = out[k].replace(message=f"{out[k].message} (and {n - MAX_PER_RULE} more "
                                              f"{rule_id} findings in this file)")
     return out
 
