@@ -4,8 +4,10 @@ Building tiktoken's Rust encoder costs 60-110 ms (plus ~30 ms to load 100k ranks
 of a one-file `memwarden check`. A pre-commit hook counts one edited file, a few thousand
 pieces, so this module does tiktoken's own two steps in Python instead:
 
-1. split the text with the encoding's own pattern (tiktoken's `pat_str`, run by the `regex`
-   module, a tiktoken dependency), exactly as `encode_ordinary` does;
+1. split the text with the encoding's own pattern (tiktoken's `pat_str`), exactly as
+   `encode_ordinary` does: through Python's `re`, with the pattern's Unicode classes
+   spelled out as the `regex` module (a tiktoken dependency) gives them
+   (memwarden/splitpattern.py), or through `regex` itself where that is not possible;
 2. byte-pair merge each piece that is not itself a token, as tiktoken's Rust
    `byte_pair_merge` does: repeatedly merge the adjacent pair whose concatenation has the
    lowest rank (the leftmost on a tie) until no adjacent pair is a token.
@@ -195,10 +197,15 @@ def _clean(text: str) -> str:
 class PureBPE:
     """tiktoken's `encode_ordinary` in Python: `pattern` split, then byte-pair merges."""
 
-    def __init__(self, pattern: str, rank: Lookup) -> None:
-        import regex
+    def __init__(self, pattern: str, rank: Lookup,
+                 split: Callable[[str], list[str]] | None = None) -> None:
+        """`split` splits as `pattern` does (memwarden/splitpattern.py: through `re`, ~14 ms
+        of importing `regex` saved); without it the `regex` module runs the pattern."""
+        if split is None:
+            import regex
 
-        self._split = regex.compile(pattern).findall
+            split = regex.compile(pattern).findall
+        self._split = split
         self._rank = rank
         self._ranks = _Ranks(rank)
         self._memo: dict[str, int] = {}

@@ -221,7 +221,9 @@ def _pure_counter(name: str) -> Any:
         table = bpe.read_table(path) if path is not None else None
         if table is not None:
             _verify_rank_file(name)  # the table was made from it: it must still be there
-            pure = bpe.PureBPE(table.pattern, table.get)
+            from memwarden.splitpattern import splitter
+
+            pure = bpe.PureBPE(table.pattern, table.get, splitter(table.pattern, root))
         else:
             spec = _spec(name)
             ranks = spec["mergeable_ranks"]

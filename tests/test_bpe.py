@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 from memwarden import bpe, tokens
 from memwarden.errors import EncodingUnavailable
+from memwarden.splitpattern import splitter
 from memwarden.tokens import OFFICIAL_SHA256, count_text, get_encoder
 
 ENCODINGS = ("cl100k_base", "o200k_base")
@@ -34,7 +35,10 @@ def pures(tmp_path_factory) -> dict[str, bpe.PureBPE]:
         bpe.write_table(path, spec["pat_str"], spec["mergeable_ranks"])
         table = bpe.read_table(path)
         assert table is not None and table.pattern == spec["pat_str"]
-        out[name] = bpe.PureBPE(table.pattern, table.get)
+        # the split users run: tiktoken's pattern through `re` (memwarden/splitpattern.py)
+        split = splitter(table.pattern, root)
+        assert split is not None
+        out[name] = bpe.PureBPE(table.pattern, table.get, split)
     return out
 
 
