@@ -156,7 +156,7 @@ def _read(full: str) -> tuple[bytes, int, list[int]]:
         if size > MAX_FILE_BYTES:
             return b"", size, StatCache.key(st)
         data = os.read(fd, size + 1)  # (+1: a file that grew is read on to its end)
-        if data:
+        if len(data) != size:  # exactly the size fstat gave: at the end (no EOF read)
             parts = [data]
             while chunk := os.read(fd, 65536):
                 parts.append(chunk)
