@@ -27,12 +27,16 @@ offending text itself, so a waiver survives the line moving.
 
 Speed (docs/injection-eval.md measures it). One `scan` per file serves all eight rules (the
 engine calls each rule in turn on the same MemFile; results are memoised per object). The
-text is lower-cased once; every pass over it starts with a literal character (a space, a
-newline, a tab, `<`, `[`, a quote, `://`), which the regex engine finds at C speed, while a
-character class in that place would be several times slower; most attempts then end after
-one class test. Phrase, role-label and JSON checks run only at the positions found; long
-encoded runs are found through a sample of every 25th character; invisible characters are
-looked for only in non-ASCII text (ASCII text gets a `bytes.translate` test for controls).
+text is lower-cased once; every pass over it starts with a literal character (a space, `<`,
+`[`, a colon, a quote), which the regex engine finds at C speed, while a character class in
+that place would be several times slower; most attempts then end after one class test.
+The word-start scan is the big pass (an attempt per space): one search over a copy whose
+line breaks and tabs are spaces finds the words after all three, and each attempt is kept
+short (see _after_break). Phrase, role-label and JSON checks run only at the positions
+found; `://`, "script:" and "data:text/html" come from one search for colons; long encoded
+runs are found through a sample of every 25th character; invisible characters are looked
+for only in non-ASCII text (ASCII text gets a `bytes.translate` test for controls). Tests
+for ASCII characters read the file's bytes (one memchr), which the rules hand to the scan.
 
 Start-up matters as much for a hook that checks one file in a fresh process: nothing is
 compiled at import or before it is needed (phrase regexes, bracket regexes and the rarer
@@ -338,53 +342,105 @@ def _role_line() -> re.Pattern[str]:
         + r")(?![^\W\d_])(?:[ \t]+[^\W\d_]+)?)[*_]{0,2}[ \t]*(?P<colon>:)?[*_]{0,2}")
 
 
+def _firsts(words: list[str]) -> str:
+    return "".join(sorted({re.escape(w[0]) for w in words}))
+
+
 def _starting(words: list[str]) -> str:
     """A trie of `words` behind a one-character look-ahead on their first letters: at most
     positions the engine then gives up after a single class test."""
-    first = "".join(sorted({re.escape(w[0]) for w in words}))
     # Zero-width, so a search resumes inside a multi-word trigger: "now act as" must not
     # hide the "act as" that starts within it.
-    return f"(?=[{first}])(?=(?P<t>{_trie_regex(sorted(words))}))"
+    return f"(?=[{_firsts(words)}])(?=(?P<t>{_trie_regex(sorted(words))}))"
+
+
+def _after_break(words: list[str]) -> str:
+    """What a scanner matches after its break character: the Markdown punctuation run, then
+    the longest trigger (group `t`). The engine's cost is per attempt, i.e. per space, so
+    every attempt is kept short (measured on a 27 MB corpus, 20% less than the plain
+    `_PUNCT*` + `_starting` form, which tests/test_injection_fast.py keeps as the reference):
+    - the punctuation run is possessive (`*+`): no trigger starts with punctuation, so giving
+      characters back could never help, and a possessive run costs no backtracking frame;
+    - the trie is consumed, not looked at: _resumed restarts each search at the trigger
+      start, exactly where the zero-width form resumed, so overlapping triggers are found;
+    - a sre alternation tries every branch in turn (the ones with another first letter fail
+      at once, but there are 35), so the Latin and the Cyrillic triggers are separate tries
+      and a one-class look-ahead picks one, marking the Cyrillic case in group `d`.
+    Triggers that start with punctuation or whitespace would need the backtracking run:
+    then the plain form is used (never with the shipped markers; a test checks)."""
+    if any(w[0] in _PUNCT_CHARS or w[0].isspace() for w in words):
+        return f"{_PUNCT}*{_starting(words)}"
+    latin = [w for w in words if w[0].isascii()]
+    other = [w for w in words if not w[0].isascii()]
+    if latin and other:
+        pick = f"(?=[{_firsts(latin)}]|[{_firsts(other)}](?P<d>))"
+        trie = f"(?(d){_trie_regex(other)}|{_trie_regex(latin)})"
+    else:
+        pick, trie = f"(?=[{_firsts(words)}])", _trie_regex(words)
+    return f"{_PUNCT}*+{pick}(?P<t>{trie})"
 
 
 @cache
-def _trigger_scanners(cyrillic: bool) -> tuple[tuple[re.Pattern[str], ...], LinePattern,
+def _trigger_scanners(cyrillic: bool) -> tuple[re.Pattern[str], re.Pattern[str],
                                                 re.Pattern[str]]:
-    """Word-start finders. Each starts with a literal character, which lets the regex engine
-    skip ahead at C speed (a character class would be several times slower), and at most
-    positions the attempt ends after one class test on the next character:
-    - a trigger after a space, optionally behind Markdown punctuation (`**Ignore`);
-    - a trigger after a tab;
-    - a trigger at a line start, optionally behind Markdown punctuation (`#SYSTEM`).
-    One pattern per break character is cheaper than several per script: the engine pays
-    its per-attempt cost once per space. For ASCII text the Cyrillic branches are left out.
-    The last pattern is the bare trie, matched where a word is known to start."""
+    """Word-start finders: a trigger after a space, optionally behind Markdown punctuation
+    (`**Ignore`), searched in a copy of the text whose line breaks and tabs are spaces too
+    (see _blanked), so one pass finds the words after all three; the same at the very
+    start of the text (`#SYSTEM`); and the bare trie, matched where a word is known to start.
+    The search starts with a literal character, which lets the regex engine skip ahead at C
+    speed (a character class would be several times slower), and at most positions the
+    attempt ends after one class test on the next character (see _after_break). For ASCII
+    text the Cyrillic branches are left out."""
     words = sorted(w for w in _trigger_kinds() if cyrillic or w[0].isascii())
-    trie = _starting(words)
-    found = (patterns.compile(f" {_PUNCT}*{trie}"), patterns.compile(f"\\t{_PUNCT}*{trie}"))
+    body = _after_break(words)
     _SCANNERS_READY.add(cyrillic)
-    return found, _line_pattern(f"{_PUNCT}*{trie}"), patterns.compile(trie)
+    return (patterns.compile(f" {body}"), patterns.compile(body),
+            patterns.compile(_starting(words)))
 
 
 _SCANNERS_READY: set[bool] = set()  # which _trigger_scanners exist in this process
 
 
-def _compiled_triggers(low: str, cyrillic: bool,
-                       space_breaks: list[int]) -> Iterator[tuple[str, int]]:
+def _blanked(low: str) -> str:
+    """`low` with its line breaks and tabs as spaces (the other word breaks of the scan)."""
+    if "\n" in low:
+        low = low.replace("\n", " ")
+    if "\t" in low:
+        low = low.replace("\t", " ")
+    return low
+
+
+def _compiled_triggers(low: str, cyrillic: bool, space_breaks: list[int],
+                       blanked: str | None = None) -> list[tuple[str, int]]:
     """(trigger text, offset) of every word-start trigger, through the compiled tries: line
     starts first, then words after spaces, after tabs, after Unicode spaces, each in text
-    order (the order the hits are collected in, which _phrase_found relies on)."""
-    in_text, at_line_start, anchored = _trigger_scanners(cyrillic)
-    found = list(_line_matches(at_line_start, low))
-    for scanner in in_text:
-        found += scanner.finditer(low)
+    order (the order the hits are collected in, which _phrase_found relies on). `blanked`
+    is _blanked(low), if the caller has it."""
+    after_break, at_start, anchored = _trigger_scanners(cyrillic)
+    if blanked is None:
+        blanked = _blanked(low)
+    first = at_start.match(low)
+    found = [] if first is None else [first]
+    # One search over the blanked copy finds what a search after each break character
+    # would: a trigger's own spaces are `\s+`, which a blanked break matches all the same,
+    # and each search restarts at the previous trigger's start (inside the trigger, where
+    # the next break may be), where a zero-width match would have let finditer resume.
+    after = {"\n": [], " ": [], "\t": []}
+    search = after_break.search
+    m = search(blanked)
+    while m is not None:
+        after[low[m.start()]].append(m)
+        m = search(blanked, m.start("t"))
+    found += after["\n"]
+    found += after[" "]
+    found += after["\t"]
     # Words after a no-break or other Unicode space (noted by the invisible-character
     # pass, which reads those characters anyway).
     for i in space_breaks:
         m = anchored.match(low, i + 1)
         if m is not None:
             found.append(m)
-    return ((m.group("t"), m.start("t")) for m in found)
+    return [(low[m.start("t"):m.end("t")], m.start("t")) for m in found]
 
 
 # ---- the same triggers without the tries, for small texts
@@ -513,21 +569,28 @@ def _compile_all() -> None:
 
 
 def scan(text: str, kind: str = "facts", json_mode: bool = False, *,
-         walk: bool | None = None) -> list[Hit]:
+         walk: bool | None = None, data: bytes | None = None) -> list[Hit]:
     """All MW3xx markers in `text`, sorted by position. Never raises on any input. `walk`
-    picks how word-start triggers are found (None: by size; both ways find the same)."""
+    picks how word-start triggers are found (None: by size; both ways find the same).
+    `data`, when given, must be `text` encoded as UTF-8 (a file's bytes, which the caller
+    has anyway): the invisible-character proof then needs no encoding of its own."""
     if json_mode:
         return _scan_json(text, kind, walk)
-    return _Scanner(text, kind, walk).run()
+    return _Scanner(text, kind, walk, data).run()
 
 
 class _Scanner:
     """One pass set over one text; collects hits from every rule."""
 
-    def __init__(self, text: str, kind: str, walk: bool | None = None) -> None:
+    def __init__(self, text: str, kind: str, walk: bool | None = None,
+                 data: bytes | None = None) -> None:
         self.text = text
         self.kind = kind
         self.walk = walk  # None: by size (see _walk_chosen); tests force either way
+        # `text` as UTF-8 (see scan). Presence tests for ASCII characters run on these bytes:
+        # exact (no UTF-8 sequence holds an ASCII byte) and a plain memchr, where the same
+        # test on Cyrillic text keeps stopping at letters that share the character's low byte.
+        self.data = text.encode("utf-8", "surrogatepass") if data is None else data
         low = text.lower()
         if len(low) != len(text):  # a few characters (e.g. U+0130) lower-case to two
             low = "".join(c.lower() if len(c.lower()) == 1 else c for c in text)
@@ -535,6 +598,9 @@ class _Scanner:
         self.hits: list[Hit] = []
         self.space_breaks: list[int] = []
         self.comments: list[tuple[int, int]] = []
+        self.url_marks: list[int] = []  # offsets of every `://` (see _colon_marks)
+        self.blanked = ""  # _blanked(low), made by run()
+        self.scheme_words = False  # "script:" or "data:text/html" occurs
 
     def add(self, rule_id: str, severity: str, start: int, end: int, message: str,
             snippet: str | None = None) -> None:
@@ -544,16 +610,22 @@ class _Scanner:
     def run(self) -> list[Hit]:
         if not self.text:
             return []
-        text = self.text
-        if not text.isascii() or text.encode().translate(None, _PRINTABLE_ASCII):
-            if not _surely_visible(text):
+        text, data = self.text, self.data
+        self.blanked = _blanked(self.low)
+        if not text.isascii() or data.translate(None, _PRINTABLE_ASCII):
+            if not _surely_visible(text, data, self.blanked):
                 self._invisible()
         self._triggers()
+        self._colon_marks()
         self._brackets()
         self._json_keys()
-        self._urls()
+        if self.url_marks:
+            self._urls()
         self._encoded()
-        self._classify_comments()
+        if self.comments:
+            self._classify_comments()
+        if not self.hits:
+            return []
         self.hits.sort(key=lambda h: (h.start, h.rule, h.end))
         return _dedupe(self.hits)
 
@@ -569,7 +641,7 @@ class _Scanner:
         if walk:
             found: Iterable[tuple[str, int]] = _walked_triggers(low, self.space_breaks)
         else:
-            found = _compiled_triggers(low, cyrillic, self.space_breaks)
+            found = _compiled_triggers(low, cyrillic, self.space_breaks, self.blanked)
         for trig, pos in found:
             # The hot loop: most hits are ordinary words whose phrase regex fails at once.
             act = actions.get(trig) or _action_for(trig, actions)
@@ -681,11 +753,11 @@ class _Scanner:
     # ---- `<...>` and `[...]` constructs: MW301 tags, MW302 tokens, MW305 HTML, MW308 tags ---
 
     def _brackets(self) -> None:
-        low = self.low
-        found = list(_angle_regex().finditer(low)) if "<" in low else []
-        if "[" in low:
+        low, data = self.low, self.data
+        found = list(_angle_regex().finditer(low)) if b"<" in data else []
+        if b"[" in data:
             found += _square_regex().finditer(low)
-        if "script:" in low or "data:text/html" in low:
+        if self.scheme_words:
             found += _scheme_regex().finditer(low)
         for m in found:
             kind = m.lastgroup
@@ -789,7 +861,7 @@ class _Scanner:
 
     def _json_keys(self) -> None:
         low = self.low
-        if "{" not in low:  # tool-call JSON needs an object
+        if b"{" not in self.data:  # tool-call JSON needs an object
             return
         for m in _args_keys(low):
             key = m.group("key")
@@ -841,10 +913,25 @@ class _Scanner:
 
     # ---- MW306 exfiltration URLs ----------------------------------------------------------
 
+    def _colon_marks(self) -> None:
+        """The colons two passes start from, found in one pass over the text: every `://`
+        (_urls) and whether "script:" or "data:text/html" occurs (_brackets). Three
+        substring searches cost twice as much as one search for a colon, which the regex
+        engine finds at C speed, and colons are few."""
+        low = self.low
+        for m in _COLON_MARK.finditer(low):
+            i = m.start()
+            if low.startswith("//", i + 1):
+                self.url_marks.append(i)
+            if (i >= 6 and low.startswith("script:", i - 6)
+                    or i >= 4 and low.startswith("data:text/html", i - 4)):
+                self.scheme_words = True  # (both at once in "javascript://")
+
     def _urls(self) -> None:
         low, text = self.low, self.text
-        i = low.find("://")
-        while i >= 0:
+        marks, k = self.url_marks, 0
+        while k < len(marks):
+            i = marks[k]
             tail = _URL_TAIL.match(text, i + 3)
             end = tail.end() if tail else i + 3
             start = i
@@ -859,7 +946,9 @@ class _Scanner:
                     self.add("MW306", ERROR, start, start + len(url),
                              f"{reason} in URL {_quote(_short(url))}: opening it sends data out",
                              url)
-            i = low.find("://", max(end, i + 3))
+            resume = max(end, i + 3)  # the next `://` at or after this point
+            while k < len(marks) and marks[k] < resume:
+                k += 1
 
     def _is_image(self, start: int) -> bool:
         low = self.low
@@ -1144,6 +1233,8 @@ _NAME_KEY = _lazy(
     r"[\"'](?:name|tool|tool_name|function|recipient_name|action|command)[\"']\s*:\s*"
     r"[\"'][^\"'\n]{1,100}[\"']")
 _SCHEME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789+.-")
+# A colon that starts `://`, ends "script:" or sits in "data:text/html" (see _colon_marks).
+_COLON_MARK = _lazy("_COLON_MARK", r":(?=//|(?<=script:)|(?<=data:)text/html)")
 _URL_TAIL = re.compile(r"[^\s<>\"'`)]+")
 
 
@@ -1185,25 +1276,33 @@ _RTL_LETTER = _lazy("_RTL_LETTER", "[\u0590-\u08ff\ufb1d-\ufdff\ufe70-\ufefc"
 
 # Non-printable characters that _INVISIBLE does not look for.
 _ORDINARY_CONTROLS = ("\t", "\r", "\x0c")
+_ORDINARY_CONTROL_BYTES = tuple((ch, ch.encode()) for ch in _ORDINARY_CONTROLS)
 # UTF-8 lead bytes of the characters _INVISIBLE looks for that str.isprintable() accepts:
 # U+034F (CD), U+115F U+1160 U+17B4 U+17B5 (E1), U+3164 (E3), U+FE00-U+FE0E U+FFA0 (EF),
 # U+E0100-U+E01EF (F3). tests/test_check_fast_injection.py derives this from the pattern.
 _PRINTABLE_INVISIBLE_LEADS = (b"\xcd", b"\xe1", b"\xe3", b"\xef", b"\xf3")
 
 
-def _surely_visible(text: str) -> bool:
+def _surely_visible(text: str, data: bytes | None = None, blanked: str | None = None) -> bool:
     """True when _INVISIBLE matches nowhere in `text`, proven with C-speed string methods
     (~3x cheaper than the character-class scan on Cyrillic text): every character it looks
     for is either non-printable (isprintable() sees it once line breaks and the ordinary
-    controls are blanked) or starts with one of a few rare UTF-8 lead bytes."""
-    flat = text.replace("\n", " ")
-    for ch in _ORDINARY_CONTROLS:
-        if ch in flat:
+    controls are blanked) or starts with one of a few rare UTF-8 lead bytes (looked for in
+    `data`, the text's UTF-8 bytes, encoded here when not given). `blanked` may be the
+    trigger scan's copy of the lower-cased text (_blanked): lower-casing keeps every
+    character's printability (tests/test_injection_speed_equiv.py checks all of Unicode)."""
+    if data is None:
+        data = text.encode("utf-8", "surrogatepass")
+    flat = text.replace("\n", " ") if blanked is None else blanked
+    for ch, byte in _ORDINARY_CONTROL_BYTES:
+        if byte in data:
             flat = flat.replace(ch, " ")
     if not flat.isprintable():
-        return False  # (lone surrogates end here too, before encoding)
-    data = text.encode("utf-8")
-    return not any(lead in data for lead in _PRINTABLE_INVISIBLE_LEADS)
+        return False  # (lone surrogates end here too)
+    for lead in _PRINTABLE_INVISIBLE_LEADS:
+        if lead in data:
+            return False
+    return True
 
 
 def _run_bounds(text: str, p: int, floor: int) -> tuple[int, int]:
@@ -1412,6 +1511,18 @@ _JSON_STRING = _lazy("_JSON_STRING", r'"(?:[^"\\\n]|\\.)*"')
 
 
 def _scan_json(text: str, kind: str, walk: bool | None = None) -> list[Hit]:
+    """Scan each decoded string literal; map positions back to the raw file. Most JSON has
+    no escapes and no marker: then the virtual text is just the literals' insides, joined
+    without match objects or decoding, and a clean scan of it ends the work; anything else
+    takes the full way (_scan_json_mapped), which finds the same virtual text."""
+    if "\\" not in text:
+        parts = [t[1:-1] for t in _JSON_STRING.findall(text) if len(t) >= 4]
+        if not parts or not _Scanner("\n".join(parts), kind, walk).run():
+            return []
+    return _scan_json_mapped(text, kind, walk)
+
+
+def _scan_json_mapped(text: str, kind: str, walk: bool | None = None) -> list[Hit]:
     """Scan each decoded string literal; map positions back to the raw file."""
     parts: list[str] = []
     seg_starts: list[int] = []  # offset of each string in the virtual text
@@ -1489,21 +1600,28 @@ _HINTS = {
 _CACHE: dict[int, tuple[MemFile, list[Finding]]] = {}
 
 
+_LAST: list[tuple[MemFile | None, list[Finding]]] = [(None, [])]  # the engine's current file
+
+
 def file_findings(mf: MemFile) -> list[Finding]:
     """All MW3xx findings of one file (memoised per object: each rule asks in turn)."""
+    last = _LAST[0]
+    if last[0] is mf:
+        return last[1]
     hit = _CACHE.get(id(mf))
     if hit is not None and hit[0] is mf:
         return hit[1]
     findings = _compute(mf)
     if len(_CACHE) >= 8:
         _CACHE.clear()
-    _CACHE[id(mf)] = (mf, findings)
+    _CACHE[id(mf)] = _LAST[0] = (mf, findings)
     return findings
 
 
-def findings_for(text: str, path: str, kind: str) -> list[Finding]:
-    """Findings for raw text (used by file_findings, tests and the evaluation bench)."""
-    hits = scan(text, kind, json_mode=is_json_path(path))
+def findings_for(text: str, path: str, kind: str, data: bytes | None = None) -> list[Finding]:
+    """Findings for raw text (used by file_findings, tests and the evaluation bench); `data`
+    as for scan."""
+    hits = scan(text, kind, json_mode=is_json_path(path), data=data)
     if not hits:
         return []
     index = _LineIndex(text)
@@ -1526,13 +1644,23 @@ def findings_for(text: str, path: str, kind: str) -> list[Finding]:
 
 
 def _compute(mf: MemFile) -> list[Finding]:
-    if mf.text is None or mf.info.kind not in SCANNED_KINDS:
+    text = mf.text
+    if text is None or mf.info.kind not in SCANNED_KINDS:
         return []
-    return findings_for(mf.text, mf.path, mf.info.kind)
+    # MemFile decodes its bytes strictly, after one optional BOM: they are the text's UTF-8.
+    data = mf.data
+    if not isinstance(data, bytes):
+        data = None
+    elif mf.has_bom:
+        data = data[3:]
+    return findings_for(text, mf.path, mf.info.kind, data)
 
 
 def _for_rule(rule_id: str, mf: MemFile) -> Iterator[Finding]:
-    return (f for f in file_findings(mf) if f.rule == rule_id)
+    found = file_findings(mf)
+    if not found:  # the common case: no generator to build and run, eight times per file
+        return iter(())
+    return (f for f in found if f.rule == rule_id)
 
 
 # --------------------------------------------------------------------------- the rules
