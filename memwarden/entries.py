@@ -8,10 +8,11 @@ HTML comments are content, never entries. Canonical writers live with apply.
 from __future__ import annotations
 
 import datetime as _dt
+import functools
 import hashlib
 import re
 import unicodedata
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
 # ATX heading (CommonMark): up to 3 spaces, 1-6 '#', then space or end; an optional
@@ -359,6 +360,64 @@ def _report_duplicate_facts(facts: list[Fact], problems: list[Problem]) -> None:
             seen[key] = f.line
 
 
+def fact_problems(lines: list[str], start: int = 0, text: str | None = None) -> list[Problem]:
+    """parse_facts(lines, start)[1], for MW206, which needs no Fact objects.
+
+    `text` is what `lines` were split from (MemFile.text). Most facts files are plain:
+    every body line a `- ` bullet, a heading or blank, no two facts alike. Such a file is
+    proven problem-free by a few passes over the whole text (see _facts_surely_fine)
+    instead of a Python step per line; any other file goes through parse_facts."""
+    if text is not None and _facts_surely_fine(lines, start, text):
+        return []
+    return parse_facts(lines, start)[1]
+
+
+# A calendar date as DATE_PREFIX_RE and valid_date see it, in ASCII digits: years 0001-9999,
+# days 29 and 30 in any month but February, 31 in the long months, 29 February in leap
+# years (divisible by 4, centuries only by 400). Tested against valid_date.
+_SURE_DATE = (
+    r"(?:(?!0000)[0-9]{4}-(?:(?:0[1-9]|1[0-2])-(?:0[1-9]|1[0-9]|2[0-8])"
+    r"|(?:0[13-9]|1[0-2])-(?:29|30)|(?:0[13578]|1[02])-31)"
+    r"|(?:[0-9]{2}(?:0[48]|[2468][048]|[13579][26])|(?:0[48]|[2468][048]|[13579][26])00)"
+    r"-02-29)")
+# A body line other than a blank line, an ATX heading at the line start, or `- ` and a
+# fact: a text not opening with a date prefix, or a sure date prefix and then a text.
+# Lines are matched from the line break before them (the text holds no CR).
+_ODD_FACT_LINE = re.compile(
+    r"\n(?!- (?:[^\s\[]|\[(?!\d{4}-\d{2}-\d{2}\])|\[" + _SURE_DATE + r"\][^\S\n]*\S)"
+    r"|#{1,6}(?:[ \t]|\n|\Z)|\n|\Z)")
+# A bullet's fact text: what _facts_pass keeps of `- [date] text` (stripped).
+_FACT_TEXT = re.compile(r"\n- (?:\[\d{4}-\d{2}-\d{2}\]\s*)?(.*\S)")
+_IS_NFC = functools.partial(unicodedata.is_normalized, "NFC")
+
+
+def _facts_surely_fine(lines: list[str], start: int, text: str) -> bool:
+    """True only when parse_facts(lines, start) reports no problem: each body line is
+    blank, a heading (`#`..`######` then a space, a tab or the end) or `- ` and a
+    non-space (so no stray line, no empty bullet, nothing a fence or comment could hide);
+    every date prefix is a real date; and the texts' duplicate keys (_dup_key) all
+    differ. For NFC, printable texts without a double space that key is the casefolded
+    text."""
+    if start >= len(lines):
+        return True  # no body: no entries
+    if "\r" in text:
+        return False  # lines split on CR too: offsets below would not hold
+    if start > 0:
+        pos = sum(map(len, lines[:start])) + start - 1  # the line break before the body
+    else:
+        text, pos = "\n" + text, 0
+    if text[pos] != "\n" or not text.startswith(lines[start], pos + 1):
+        return False  # not the text these lines came from
+    if _ODD_FACT_LINE.search(text, pos) is not None:
+        return False
+    if text.find("  ", pos) >= 0:
+        return False  # maybe a double space in a text (then _dup_key collapses it)
+    texts = _FACT_TEXT.findall(text, pos)
+    if not all(map(str.isprintable, texts)) or not all(map(_IS_NFC, texts)):
+        return False
+    return len(set(map(str.casefold, texts))) == len(texts)
+
+
 def _dup_key(text: str) -> str:
     """normalise() without its cost for the common case of already-NFC text."""
     if not unicodedata.is_normalized("NFC", text):
@@ -367,35 +426,41 @@ def _dup_key(text: str) -> str:
 
 
 def parse_loops(lines: list[str], start: int = 0) -> tuple[list[Loop], list[Problem]]:
-    """Open loops: `- [ ]`/`- [x]` bullets, in the canonical or the seeds' form."""
+    """Open loops: `- [ ]`/`- [x]` bullets, in the canonical or the seeds' form.
+
+    A whole-tree check parses every open_loops.md, so a file where no line can be hidden
+    (no fence, no comment) is walked without _scan, and a line in one of the forms apply
+    and the seeds write (see _CANON_LOOP) is taken apart by one match; every other line
+    goes through the general parser."""
     loops: list[Loop] = []
     problems: list[Problem] = []
     section = ""
-    for idx, raw in _content_lines(lines, start):
-        lineno = idx + 1
-        m = HEADING_RE.match(raw) if "#" in raw[:4] else None  # it needs ` {0,3}#`
-        if m:
-            if len(m.group(1)) == 2:
+    high = False  # whether `section` makes loops high priority by default
+    rows: Iterable[tuple[int, str]]
+    if _nothing_hidden(lines, start):
+        rows = enumerate(lines[max(0, start):], max(0, start))
+    else:
+        rows = _content_lines(lines, start)
+    for idx, raw in rows:
+        if raw[:3] == "- [":
+            c = _CANON_LOOP.fullmatch(raw)
+            found = _canonical_loop(c, section, high, idx + 1, raw) if c is not None else None
+            if found is None:
+                found = _loop_line(raw, section, idx + 1)
+        elif raw[:1] in _BULLET_MARKS:  # (a heading needs ` {0,3}#` first)
+            found = _loop_line(raw, section, idx + 1)
+        else:
+            m = HEADING_RE.match(raw) if "#" in raw[:4] else None
+            if m and len(m.group(1)) == 2:
                 section = _section_name(m.group(2))
+                high = section.casefold() in HIGH_SECTIONS
             continue
-        b = BULLET_RE.match(raw) if raw[:1] in _BULLET_MARKS else None  # group 1 empty
-        if not b or b.group(1):
+        if found is None:
             continue
-        body = b.group(3)
-        cb = CHECKBOX_RE.match(body)
-        col = b.start(3) + 1
-        if not cb:
-            problems.append(Problem(lineno, col, "loop without a checkbox: write '- [ ] ...' "
-                                    "(open) or '- [x] ...' (closed)", raw))
-            continue
-        mark, rest = cb.group(1), cb.group(2)
-        if mark not in (" ", "x", "X"):
-            problems.append(Problem(lineno, col, f"unknown checkbox mark [{mark}]: use [ ] or [x]",
-                                    raw))
-            continue
-        loop, found = _parse_loop(rest, mark != " ", section, lineno, col, raw)
-        problems.extend(found)
-        if loop:
+        loop, line_problems = found
+        if line_problems:
+            problems.extend(line_problems)
+        if loop is not None:
             loops.append(loop)
     seen: dict[str, int] = {}
     for lp in loops:
@@ -405,6 +470,120 @@ def parse_loops(lines: list[str], start: int = 0) -> tuple[list[Loop], list[Prob
         else:
             seen[lp.id] = lp.line
     return loops, problems
+
+
+def loop_problems(lines: list[str], start: int = 0) -> list[Problem]:
+    """parse_loops(lines, start)[1], for MW206, which needs no Loop objects: when nothing is
+    hidden and every bullet is a canonical loop line (see _canonical_loop) with real dates
+    and an id of its own, there is no problem (headings only set default priorities, and
+    every other line is ignored); anything else goes through parse_loops."""
+    if not _nothing_hidden(lines, start):
+        return parse_loops(lines, start)[1]
+    ids: set[str] = set()
+    first = max(0, start)
+    for raw in lines[first:]:
+        if raw[:1] not in _BULLET_MARKS:
+            continue
+        m = _CANON_LOOP.fullmatch(raw) if raw[1:3] == " [" else None
+        if m is None:
+            return parse_loops(lines, start)[1]
+        mark, loop_id, text, opened, _, seed, closed_on, _, _ = m.groups()
+        if (mark is None) != (closed_on is None):
+            return parse_loops(lines, start)[1]
+        if opened is None:
+            if _space_dash(text) or (
+                    text[-1] == ")" and _PAREN_WORD.search(text) is not None):
+                return parse_loops(lines, start)[1]
+            opened = seed
+        if (opened is not None and not valid_date(opened)) or (
+                closed_on is not None and not valid_date(closed_on)):
+            return parse_loops(lines, start)[1]
+        if loop_id is None:
+            loop_id = "loop_" + short_id(text)[:8]
+        if loop_id in ids:
+            return parse_loops(lines, start)[1]
+        ids.add(loop_id)
+    return []
+
+
+def _nothing_hidden(lines: list[str], start: int) -> bool:
+    """True when _scan would hide no line from `start`: a fence opens only on a line with
+    three backticks or tildes, a comment on a line holding `<!--`."""
+    body = "\n".join(lines[max(0, start):])
+    return "```" not in body and "~~~" not in body and "<!--" not in body
+
+
+def _loop_line(raw: str, section: str,
+               lineno: int) -> tuple[Loop | None, list[Problem]] | None:
+    """The general parser for one content line starting with a bullet mark: None when it
+    is no loop bullet, else the loop (or None) and the line's problems."""
+    b = BULLET_RE.match(raw)
+    if not b or b.group(1):
+        return None
+    body = b.group(3)
+    cb = CHECKBOX_RE.match(body)
+    col = b.start(3) + 1
+    if not cb:
+        return None, [Problem(lineno, col, "loop without a checkbox: write '- [ ] ...' "
+                              "(open) or '- [x] ...' (closed)", raw)]
+    mark, rest = cb.group(1), cb.group(2)
+    if mark not in (" ", "x", "X"):
+        return None, [Problem(lineno, col, f"unknown checkbox mark [{mark}]: use [ ] or [x]",
+                              raw)]
+    return _parse_loop(rest, mark != " ", section, lineno, col, raw)
+
+
+# The loop lines apply writes (apply/propose.py) and the seeds use, matched whole:
+#   - [ ] loop_<id>: text (opened D, priority P)      (the id is optional)
+#   - [ ] text — відкрита з D
+#   - [x] loop_<id>: text — closed D | run_<id>( — resolution)
+# The text starts and ends with a non-space; _canonical_loop checks what else it must not
+# hold for the general parser to read the line the same way.
+_CANON_LOOP = re.compile(
+    r"- \[(?: |([xX]))\] (?:(loop_[A-Za-z0-9][A-Za-z0-9._-]{0,127}): |(?!loop_))"
+    r"(\S(?:.*\S)?)"
+    r"(?: \(opened (\d{4}-\d{2}-\d{2}), priority (high|normal|low)\)"
+    r"| — (?:відкрита з|открыта с|opened) (\d{4}-\d{2}-\d{2})"
+    r"| — closed (\d{4}-\d{2}-\d{2}) \| (run_[A-Za-z0-9._-]+)(?: — (\S(?:.*\S)?))?)")
+# What _paren_search looks for in a text: an opening parenthesis with a keyword.
+_PAREN_WORD = re.compile(r"\((?:opened|відкрита з|открыта с|priority)", re.I)
+
+
+def _space_dash(text: str) -> bool:
+    """Whether _dash_search has a dash to try in `text`: one after a whitespace character."""
+    for dash in _DASHES:
+        d = text.find(dash, 1)
+        while d >= 0:
+            if text[d - 1].isspace():
+                return True
+            d = text.find(dash, d + 1)
+    return False
+
+
+def _canonical_loop(m: re.Match[str], section: str, high: bool, lineno: int,
+                    raw: str) -> tuple[Loop | None, list[Problem]] | None:
+    """_parse_loop's answer for a line _CANON_LOOP matched, or None when the general parser
+    might read it otherwise. With `(opened D, priority P)` at its end the suffix is found
+    whatever the text holds (an earlier parenthesis cannot match through the spaces of
+    the real suffix) and both values are then known, so the text is not searched again.
+    Otherwise the text is searched for a closing suffix, an opening one and a priority,
+    so it must hold no dash after a space and, when it ends with `)`, no `(keyword`."""
+    mark, loop_id, text, opened, priority, seed, closed_on, run, resolution = m.groups()
+    if (mark is None) != (closed_on is None):
+        return None  # an open loop with a closing suffix or the other way round
+    if opened is None:
+        if _space_dash(text) or (
+                text[-1] == ")" and _PAREN_WORD.search(text) is not None):
+            return None
+        opened = seed
+        priority = "high" if high else "normal"
+    problems: list[Problem] = []
+    if closed_on is not None and not valid_date(closed_on):
+        problems.append(Problem(lineno, 3, f"closing date {closed_on!r} is not YYYY-MM-DD", raw))
+    if opened is not None and not valid_date(opened):
+        problems.append(Problem(lineno, 3, f"opening date {opened!r} is not YYYY-MM-DD", raw))
+    return Loop(loop_id or "loop_" + short_id(text)[:8], text, mark is not None, section, lineno,
+                priority, opened, closed_on, run, resolution, loop_id is not None), problems
 
 
 def _paren_search(anchored: re.Pattern[str], rest: str) -> tuple[int, re.Match[str]] | None:

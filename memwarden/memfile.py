@@ -444,8 +444,7 @@ def _simple_nested(lines: list[str], i: int, key: str,
     if lines[i].startswith("  - "):
         items: list[Any] = []
         while i < n and lines[i].startswith("  "):
-            m = _SIMPLE_ITEM.fullmatch(lines[i])
-            value = _simple_value(m.group(1)) if m is not None else _NO_VALUE
+            value = _item_line(lines[i])
             if value is _NO_VALUE:
                 return None
             positions[(key, len(items))] = (i + 2, 5)
@@ -454,17 +453,52 @@ def _simple_nested(lines: list[str], i: int, key: str,
         return items, i
     mapping: dict[str, Any] = {}
     while i < n and lines[i].startswith("  "):
-        m = _SIMPLE_NESTED.fullmatch(lines[i])
-        if m is None:
+        pair = _pair_line(lines[i])
+        if pair is None or pair[0] in mapping:
             return None
-        sub = m.group(1)
-        value = _simple_value(m.group(2))
-        if value is _NO_VALUE or sub in mapping or sub.lower() in _YAML_WORDS:
-            return None
+        sub, value = pair
         positions[(key, sub)] = (i + 2, 3)
         mapping[sub] = value
         i += 1
     return (mapping, i) if mapping else None
+
+
+# Nested lines, remembered like _TOP_LINES: agent contracts repeat their tools, triggers and
+# context lines (values are immutable scalars, safe to share).
+_ITEM_LINES: dict[str, Any] = {}
+_PAIR_LINES: dict[str, tuple[str, Any] | None] = {}
+
+
+def _item_line(line: str) -> Any:
+    """The value of a `  - value` line, _NO_VALUE for anything else."""
+    try:
+        return _ITEM_LINES[line]
+    except KeyError:
+        pass
+    m = _SIMPLE_ITEM.fullmatch(line)
+    value = _simple_value(m.group(1)) if m is not None else _NO_VALUE
+    if len(_ITEM_LINES) >= 50_000:
+        _ITEM_LINES.clear()
+    _ITEM_LINES[line] = value
+    return value
+
+
+def _pair_line(line: str) -> tuple[str, Any] | None:
+    """(key, value) of a `  key: value` line, None for anything else."""
+    try:
+        return _PAIR_LINES[line]
+    except KeyError:
+        pass
+    m = _SIMPLE_NESTED.fullmatch(line)
+    pair: tuple[str, Any] | None = None
+    if m is not None and m.group(1).lower() not in _YAML_WORDS:
+        value = _simple_value(m.group(2))
+        if value is not _NO_VALUE:
+            pair = (m.group(1), value)
+    if len(_PAIR_LINES) >= 50_000:
+        _PAIR_LINES.clear()
+    _PAIR_LINES[line] = pair
+    return pair
 
 
 def load_yaml_doc(text: str, line_offset: int = 0) -> YamlDoc:

@@ -1,6 +1,10 @@
 """A fast yes-path for JSON Schema: most memory documents are valid, and proving that with
 plain Python is ~20x cheaper than jsonschema's full walk. Only a "valid" answer is trusted;
 anything invalid or beyond the supported keywords goes to jsonschema for its messages.
+
+is_valid walks the schema on every call; compile_valid gives the same answers from
+closures built once per schema (what the structure rules use: a whole-tree check
+validates thousands of documents against a dozen schemas).
 """
 
 from __future__ import annotations
@@ -113,3 +117,137 @@ def _check(key: str, want: Any, schema: dict[str, Any], value: Any,
             return True
         return value >= want if key == "minimum" else value <= want
     return None  # allOf, if/then, patternProperties...: let jsonschema decide
+
+
+Check = Callable[[Any], bool]
+
+
+def _always(value: Any) -> bool:
+    return True
+
+
+def _never(value: Any) -> bool:
+    return False
+
+
+def compile_valid(schema: Any, formats: dict[str, Callable[[str], bool]]) -> Check:
+    """A function of a value that returns True exactly when is_valid(schema, value,
+    formats) is True, with the schema's keywords looked at once instead of on every call
+    (a whole-tree check validates thousands of documents against the same few schemas).
+    Keywords are checked in the schema's order and the first failure ends the check, as
+    in is_valid."""
+    if schema is True:
+        return _always
+    if not isinstance(schema, dict):
+        return _never  # False, or no schema at all (is_valid: None)
+    checks = [_compile_check(key, want, schema, formats) for key, want in schema.items()
+              if key not in _ANNOTATIONS and not key.startswith("x-")]
+    if not checks:
+        return _always
+    if len(checks) == 1:
+        return checks[0]
+    steps = tuple(checks)
+
+    def valid(value: Any) -> bool:
+        for step in steps:
+            if not step(value):
+                return False
+        return True
+
+    return valid
+
+
+def _compile_check(key: str, want: Any, schema: dict[str, Any],
+                   formats: dict[str, Callable[[str], bool]]) -> Check:
+    """One keyword of compile_valid: True exactly when _check(key, ...) is True."""
+    if key == "type":
+        return _compile_type([want] if isinstance(want, str) else want)
+    if key == "enum":
+        return _compile_enum(want)
+    if key == "const":
+        return lambda v: v == want and type(v) is type(want)
+    if key == "required":
+        return lambda v: not isinstance(v, dict) or all(k in v for k in want)
+    if key == "properties":
+        return _compile_properties(want, formats)
+    if key == "additionalProperties":
+        return _compile_additional(want, schema, formats)
+    if key == "items":
+        item = compile_valid(want, formats)
+        return lambda v: not isinstance(v, list) or all(map(item, v))
+    if key == "minItems":
+        return lambda v: not isinstance(v, list) or len(v) >= want
+    if key == "maxItems":
+        return lambda v: not isinstance(v, list) or len(v) <= want
+    if key == "uniqueItems":
+        return lambda v: not isinstance(v, list) or not want \
+            or len({repr(x) for x in v}) == len(v)
+    if key in ("minLength", "maxLength", "pattern", "format"):
+        return _compile_text(key, want, formats)
+    if key in ("minimum", "maximum"):
+        number = _TYPES["number"]
+        if key == "minimum":
+            return lambda v: not number(v) or v >= want
+        return lambda v: not number(v) or v <= want
+    return _never  # allOf, if/then, patternProperties...: is_valid says None
+
+
+def _compile_type(names: Any) -> Check:
+    tests = tuple(_TYPES[n] for n in names if n in _TYPES)
+    if len(tests) == 1:
+        return tests[0]
+    return lambda v: any(t(v) for t in tests)
+
+
+def _compile_enum(options: Any) -> Check:
+    if all(type(o) is str for o in options):  # the common enum: text options
+        texts = frozenset(options)
+        return lambda v: type(v) is str and v in texts
+    return lambda v: any(v == o and type(v) is type(o) for o in options)
+
+
+def _compile_properties(props: dict[str, Any],
+                        formats: dict[str, Callable[[str], bool]]) -> Check:
+    subs = tuple((k, compile_valid(sub, formats)) for k, sub in props.items())
+
+    def properties(v: Any) -> bool:
+        if not isinstance(v, dict):
+            return True
+        for k, sub in subs:
+            if k in v and not sub(v[k]):
+                return False
+        return True
+
+    return properties
+
+
+def _compile_additional(want: Any, schema: dict[str, Any],
+                        formats: dict[str, Callable[[str], bool]]) -> Check:
+    if "patternProperties" in schema:
+        return _never  # left to jsonschema (is_valid: None)
+    known = schema.get("properties", {})
+    if want is False:
+        return lambda v: not isinstance(v, dict) or all(k in known for k in v)
+    extra = compile_valid(want, formats)
+    return lambda v: not isinstance(v, dict) or all(extra(v[k]) for k in v if k not in known)
+
+
+def _compile_text(key: str, want: Any, formats: dict[str, Callable[[str], bool]]) -> Check:
+    if key == "minLength":
+        return lambda v: not isinstance(v, str) or len(v) >= want
+    if key == "maxLength":
+        return lambda v: not isinstance(v, str) or len(v) <= want
+    if key == "pattern":
+        rx, to_end = _regex(want), want.endswith("$")
+
+        def pattern(v: Any) -> bool:
+            if not isinstance(v, str):
+                return True
+            m = rx.search(v)
+            return m is not None and (not to_end or m.end() == len(v))
+
+        return pattern
+    fmt = formats.get(want)
+    if fmt is None:
+        return lambda v: not isinstance(v, str)
+    return lambda v: not isinstance(v, str) or fmt(v) is True

@@ -18,12 +18,12 @@ from functools import cache
 from typing import TYPE_CHECKING, Any
 
 from memwarden import packdata
-from memwarden.entries import parse_decisions, parse_facts, parse_loops, valid_date
+from memwarden.entries import fact_problems, loop_problems, parse_decisions, valid_date
 from memwarden.findings import ERROR, WARNING, Finding, make
 from memwarden.layout import DATE_FILE_RE, RUN_DIR_RE, RUN_FILE_RE, timeline_date
 from memwarden.memfile import FrontMatter, MemFile
 from memwarden.policies.context import FileContext, TreeContext
-from memwarden.policies.fastschema import is_valid
+from memwarden.policies.fastschema import Check, compile_valid
 from memwarden.policies.registry import TREE, rule, tree_part
 from memwarden.records import FrozenRecord
 
@@ -227,18 +227,57 @@ _FAST_ANNOTATIONS = frozenset({"$id", "$schema", "description", "title", "defaul
                                "$comment"})
 
 
+class _Checks(FrozenRecord):
+    """A pack schema's fast yes-path compiled once (fastschema.compile_valid): the base
+    part, each property of a plain object schema, the top-level patternProperties with
+    their additionalProperties, and the allOf conditions with their branches (None when
+    one is beyond _surely_matches)."""
+
+    __slots__ = ("base", "props", "patterns", "additional", "conditions")
+    base: Check
+    props: dict[str, Check]
+    patterns: tuple[tuple[re.Pattern[str], Check], ...] | None
+    additional: Check
+    conditions: tuple[tuple[Any, Check, Check], ...] | None
+
+    def __init__(self, base: Check, props: dict[str, Check],
+                 patterns: tuple[tuple[re.Pattern[str], Check], ...] | None,
+                 additional: Check, conditions: tuple[tuple[Any, Check, Check], ...] | None
+                 ) -> None:
+        super().__init__(base, props, patterns, additional, conditions)
+
+
+@cache
+def _checks(kind: str) -> _Checks:
+    base, conditions, patterns, additional = _fast_parts(kind)
+    props = base.get("properties", {})
+    compiled_props = {k: compile_valid(sub, _FAST_FORMATS) for k, sub in props.items()} \
+        if isinstance(props, dict) else {}
+    compiled_patterns = None if patterns is None else tuple(
+        (re.compile(p), compile_valid(sub, _FAST_FORMATS)) for p, sub in patterns.items())
+    compiled_conditions = None
+    if all(isinstance(cond, dict) and all(k in _CONDITION_KEYS or k.startswith("x-")
+                                          for k in cond) for cond in conditions):
+        compiled_conditions = tuple(
+            (cond.get("if", True), compile_valid(cond.get("then", True), _FAST_FORMATS),
+             compile_valid(cond.get("else", True), _FAST_FORMATS)) for cond in conditions)
+    return _Checks(compile_valid(base, _FAST_FORMATS), compiled_props, compiled_patterns,
+                   compile_valid(additional, _FAST_FORMATS), compiled_conditions)
+
+
 def _base_valid(kind: str, base: dict[str, Any], instance: Any) -> bool:
     """is_valid(base, instance) is True; for plain object schemas with the answer for each
     scalar value remembered (memory frontmatter repeats its agents, dates and versions)."""
+    checks = _checks(kind)
     if not isinstance(instance, dict) or not _plain_object_schema(kind):
-        return is_valid(base, instance, _FAST_FORMATS) is True
+        return checks.base(instance)
     if any(k not in instance for k in base.get("required", ())):
         return False
-    props = base.get("properties", {})
+    props = checks.props
     closed = base.get("additionalProperties", True) is False
     for key, value in instance.items():
-        sub = props.get(key)
-        if sub is None:
+        check = props.get(key)
+        if check is None:
             if closed:
                 return False
             continue
@@ -246,11 +285,11 @@ def _base_valid(kind: str, base: dict[str, Any], instance: Any) -> bool:
             memo = (kind, key, type(value), value)
             ok = _PROPERTY_ANSWERS.get(memo)
             if ok is None:
-                ok = is_valid(sub, value, _FAST_FORMATS) is True
+                ok = bool(check(value))
                 if len(_PROPERTY_ANSWERS) < 100_000:
                     _PROPERTY_ANSWERS[memo] = ok
         else:
-            ok = is_valid(sub, value, _FAST_FORMATS) is True
+            ok = check(value)
         if not ok:
             return False
     return True
@@ -260,30 +299,28 @@ def certainly_valid(kind: str, instance: Any) -> bool:
     """True only when `instance` surely satisfies the pack schema `kind`: fastschema's proof
     extended to top-level patternProperties and allOf if/then/else (the agent contract and
     meta.json schemas). Anything else (False) goes to jsonschema, which finds the errors."""
-    base, conditions, patterns, additional = _fast_parts(kind)
+    base = _fast_parts(kind)[0]
     if not _base_valid(kind, base, instance):
         return False
-    if patterns is not None and isinstance(instance, dict):
+    checks = _checks(kind)
+    if checks.patterns is not None and isinstance(instance, dict):
         known = base.get("properties", {})
         for key, value in instance.items():
             matched = False
-            for pattern, sub in patterns.items():
-                if re.search(pattern, key):  # jsonschema's patternProperties semantics
+            for rx, check in checks.patterns:
+                if rx.search(key):  # jsonschema's patternProperties semantics
                     matched = True
-                    if is_valid(sub, value, _FAST_FORMATS) is not True:
+                    if not check(value):
                         return False
-            if not matched and key not in known and \
-                    is_valid(additional, value, _FAST_FORMATS) is not True:
+            if not matched and key not in known and not checks.additional(value):
                 return False
-    for cond in conditions:
-        if not isinstance(cond, dict) or any(
-                k not in _CONDITION_KEYS and not k.startswith("x-") for k in cond):
-            return False
-        holds = _surely_matches(cond.get("if", True), instance)
+    if checks.conditions is None:
+        return False
+    for if_schema, then_check, else_check in checks.conditions:
+        holds = _surely_matches(if_schema, instance)
         if holds is None:
             return False
-        branch = cond.get("then" if holds else "else", True)
-        if is_valid(branch, instance, _FAST_FORMATS) is not True:
+        if not (then_check if holds else else_check)(instance):
             return False
     return True
 
@@ -632,17 +669,19 @@ def check_frontmatter_schema(mf: MemFile, ctx: FileContext) -> Iterator[Finding]
     if fm is None or mf.info.agent is None:
         return
     kind = mf.info.kind
+    issues = schema_issues(fm.data, kind, "frontmatter")
+    data = fm.data or {}
+    mismatches = [(key, msg) for key, expected, folder in _folder_bindings(mf, mf.info.agent)
+                  if (msg := _folder_mismatch(key, data.get(key), expected, folder))]
+    if not issues and not mismatches:
+        return  # the common case: nothing to say, nothing to build
     out = _Capped("MW202", mf.path, mf.lines)
     hint = (f"See the {kind} frontmatter schema (policies/pack/schemas/{kind}.schema.json); "
             "frontmatter is optional, but when present it must match.")
-    _frontmatter_issue_findings(out, fm, schema_issues(fm.data, kind, "frontmatter"), hint)
-    data = fm.data or {}
-    agent = mf.info.agent
-    for key, expected, folder in _folder_bindings(mf, agent):
-        msg = _folder_mismatch(key, data.get(key), expected, folder)
-        if msg:
-            line, col = fm.position((key,))
-            out.add(ERROR, line, col, msg, hint)
+    _frontmatter_issue_findings(out, fm, issues, hint)
+    for key, msg in mismatches:
+        line, col = fm.position((key,))
+        out.add(ERROR, line, col, msg, hint)
     yield from out.done()
 
 
@@ -856,7 +895,6 @@ _ENTRY_HINTS = {
     "decisions": "Decisions are '## YYYY-MM-DD — title' blocks followed by **Status:**, "
                  "**Context:**, **Decision:** ... lines.",
 }
-_PARSERS = {"facts": parse_facts, "open_loops": parse_loops, "decisions": parse_decisions}
 
 
 @rule("MW206", name="malformed-entries", severity=ERROR, kinds=TEXT_KINDS,
@@ -874,21 +912,29 @@ _PARSERS = {"facts": parse_facts, "open_loops": parse_loops, "decisions": parse_
 def check_entries(mf: MemFile, ctx: FileContext) -> Iterator[Finding]:
     if mf.too_large or not mf.path.endswith(TEXT_SUFFIXES):
         return  # too large: the token rules report it
-    out = _Capped("MW206", mf.path, mf.lines)
     if mf.decode_error is not None:
+        out = _Capped("MW206", mf.path, mf.lines)
         out.add(ERROR, mf.decode_error_line, 1, f"not readable as UTF-8 text: {mf.decode_error}",
                 "Governed files must be UTF-8 text: re-save it as UTF-8, or move binary data "
                 "out of the memory repository.")
         yield from out.done()
         return
-    parser = _PARSERS.get(mf.info.kind)
-    if parser is None or not _is_markdown(mf):
+    kind = mf.info.kind
+    if kind not in _ENTRY_HINTS or not _is_markdown(mf):
         return
     fm = mf.frontmatter
     if fm is not None and fm.error is not None:
         return  # MW201; the body's start is unknown
-    _, problems = parser(mf.lines, mf.body_start)
-    hint = _ENTRY_HINTS[mf.info.kind]
+    if kind == "facts":  # only the problems: no Fact or Loop objects
+        problems = fact_problems(mf.lines, mf.body_start, mf.text)
+    elif kind == "open_loops":
+        problems = loop_problems(mf.lines, mf.body_start)
+    else:
+        _, problems = parse_decisions(mf.lines, mf.body_start)
+    if not problems:
+        return
+    hint = _ENTRY_HINTS[kind]
+    out = _Capped("MW206", mf.path, mf.lines)
     for p in sorted(problems, key=lambda p: (p.line, p.col, p.message)):
         out.add(p.severity if p.severity in (ERROR, WARNING) else ERROR, p.line, p.col,
                 p.message, hint)
@@ -937,7 +983,9 @@ def registry_parts(text: str) -> tuple[Any, JsonProblem | None, dict[Path, tuple
                                        list[Issue]]:
     """registry.json parsed, its key positions and its schema issues (the part of MW207
     that needs no contract). Remembered for the latest text, so a whole-tree check can
-    work it out while the workers still check files (see engine.prepare_tree_rules)."""
+    work it out while the workers still check files (see engine.prepare_tree_rules).
+    The positions (a token scan of the whole file, ~40 ms for 1,000 agents) are worked
+    out only for schema issues here; _RegistryCheck scans when it reports anything else."""
     hit = _REGISTRY_PARTS.get(text)
     if hit is not None:
         return hit
@@ -946,8 +994,8 @@ def registry_parts(text: str) -> tuple[Any, JsonProblem | None, dict[Path, tuple
         parts: tuple[Any, JsonProblem | None, dict[Path, tuple[int, int]], list[Issue]] = (
             None, problem, {}, [])
     else:
-        parts = (value, None, json_positions(text)[0],
-                 schema_issues(value, "registry", "registry.json"))
+        issues = schema_issues(value, "registry", "registry.json")
+        parts = (value, None, json_positions(text)[0] if issues else {}, issues)
     _REGISTRY_PARTS.clear()
     _REGISTRY_PARTS[text] = parts
     return parts
@@ -974,12 +1022,18 @@ class _RegistryCheck:
         self.positions = positions
         if self.on_registry:
             for issue in issues:
-                line, col = _deepest(self.positions, issue.path)
+                line, col = self._where(issue.path)
                 self.out.add(ERROR, line, col, issue.message, _REGISTRY_HINT)
         agents = value.get("agents") if isinstance(value, dict) else None
         if isinstance(agents, list):
             self._compare(agents)
         return self.out.done() + self.extra
+
+    def _where(self, path: Path) -> tuple[int, int]:
+        """(line, col) of a registry path; the positions are scanned on first need."""
+        if not self.positions and self.mf.text:
+            self.positions = json_positions(self.mf.text)[0]
+        return _deepest(self.positions, path)
 
     def _compare(self, agents: list[Any]) -> None:
         entries: dict[str, tuple[int, dict[str, Any]]] = {}
@@ -1035,5 +1089,5 @@ class _RegistryCheck:
 
     def _on_registry(self, reg_path: Path, message: str) -> None:
         if self.on_registry:
-            line, col = _deepest(self.positions, reg_path)
+            line, col = self._where(reg_path)
             self.out.add(ERROR, line, col, message, _REGISTRY_HINT)

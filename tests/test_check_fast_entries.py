@@ -271,3 +271,31 @@ def test_typical_lines_go_through_both_paths():
     assert [(lp.priority, lp.opened, lp.closed_on) for lp in loops] == [
         ("high", "2026-01-01", None), ("high", "2026-01-26", None),
         ("high", None, "2026-02-01"), ("low", None, None)]
+
+
+# Whole canonical lines (what apply writes and the seeds use), with texts that hold what
+# the suffix parsers look for: parse_loops takes these apart with one match.
+CANON_TEXT = st.lists(st.sampled_from([
+    "a", "Б", " ", "-", "—", "–", "(", ")", "x", "\t", "\u00a0", "loop_q:", "(priority low)",
+    "(opened 2026-01-01)", "(відкрита з 2026-01-01)", " — closed 2026-01-01 | run_z",
+    " — відкрита з 2026-01-02", "(PRİORİTY high)"]), min_size=1, max_size=5).map("".join)
+CANON_LINE = st.one_of(
+    st.builds(lambda m, i, t, d, p: f"- [{m}] {i}{t} (opened {d}, priority {p})",
+              st.sampled_from([" ", "x"]), st.sampled_from(["", "loop_a: ", "loop_b: "]),
+              CANON_TEXT, st.sampled_from(["2026-02-17", "2026-02-30"]),
+              st.sampled_from(["high", "normal", "low"])),
+    st.builds(lambda m, i, t, d: f"- [{m}] {i}{t} — відкрита з {d}", st.sampled_from([" ", "x"]),
+              st.sampled_from(["", "loop_c: "]), CANON_TEXT,
+              st.sampled_from(["2026-01-26", "2026-02-31"])),
+    st.builds(lambda m, i, t, d, r: f"- [{m}] {i}{t} — closed {d} | run_1{r}",
+              st.sampled_from(["x", "X", " "]), st.sampled_from(["", "loop_d: ", "loop_a: "]),
+              CANON_TEXT, st.sampled_from(["2026-02-16", "2026-02-30"]),
+              st.sampled_from(["", " — ok", " — a — b", " — closed 2026-01-01 | run_2"])),
+    st.sampled_from(["## Критичні", "## Очікування", "", "text"]),
+)
+
+
+@settings(max_examples=4000, deadline=None)
+@given(st.lists(CANON_LINE, max_size=15), st.integers(0, 2))
+def test_canonical_loop_lines_equal_reference(lines, start):
+    assert parse_loops(lines, start) == ref_parse_loops(lines, start)

@@ -133,3 +133,20 @@ PLAIN_BLOCKS = st.one_of(
 @given(st.lists(PLAIN_BLOCKS, max_size=6))
 def test_nested_fast_path_agrees_with_yaml_on_plain_blocks(blocks):
     test_nested_fast_path_agrees_with_yaml.hypothesis.inner_test(blocks)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(BLOCKS, max_size=6), st.lists(BLOCKS, max_size=6))
+def test_remembered_lines_give_what_fresh_ones_give(first, blocks):
+    """Top-level and nested lines are remembered across files: a block parsed after others
+    (warm) equals the same block parsed with nothing remembered (cold)."""
+    from memwarden import memfile
+
+    lines = [line for block in blocks for line in block]
+    simple_block([line for block in first for line in block])  # warm the caches
+    simple_block(lines)
+    warm = simple_block(lines)
+    for cache in (memfile._TOP_LINES, memfile._ITEM_LINES, memfile._PAIR_LINES):
+        cache.clear()
+    cold = simple_block(lines)
+    assert repr(warm) == repr(cold), lines
