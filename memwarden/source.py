@@ -118,6 +118,10 @@ class WorktreeSource:
     def glob(self, pattern: str) -> list[str]:
         return sorted(p.relative_to(self.root).as_posix() for p in self.root.glob(pattern))
 
+    def forget(self, path: str) -> None:
+        """Drop the loaded file at `path` (a worker is done with it)."""
+        self._memo.pop(path, None)
+
     def load(self, entry: Entry) -> MemFile | None:
         memo = self._memo.get(entry.path)
         if memo is not None:

@@ -327,11 +327,17 @@ def evaluate_entries(source: Source, pending: list[Entry], rules: list[Rule], co
 
 
 def _evaluate(source: Source, pending: list[Entry], rules: list[Rule], config: Config,
-              counter: TokenCounter) -> list[FileResult]:
+              counter: TokenCounter, keep: bool = True) -> list[FileResult]:
+    """Check each pending file; `keep` False (a worker: nothing after it needs the files)
+    lets each file go once checked, so a worker does not hold its share of the repository
+    for its garbage collections to walk."""
     ctx = FileContext(config, counter)
     out = []
+    forget = getattr(source, "forget", None) if not keep else None
     for entry in pending:
         mf = source.load(entry)
+        if forget is not None:
+            forget(entry.path)  # its text, lines and frontmatter go with `mf` below
         if mf is None:
             out.append(FileResult(entry.path, None, None, [], {}))
             continue
@@ -346,7 +352,7 @@ def _evaluate(source: Source, pending: list[Entry], rules: list[Rule], config: C
 def _evaluate_chunk(indexes: list[int]) -> list[FileResult]:
     assert _JOB is not None
     source, pending, rules, config, counter = _JOB
-    return _evaluate(source, [pending[i] for i in indexes], rules, config, counter)
+    return _evaluate(source, [pending[i] for i in indexes], rules, config, counter, keep=False)
 
 
 def _tree_key(config: Config, blob_ids: dict[str, str], focus: set[str] | None) -> str:
