@@ -90,8 +90,8 @@ def memwarden_cmd() -> list[str]:
 
 
 def hook_cmd() -> list[str]:
-    """What the published hook runs (`python -m memwarden check`), with this interpreter."""
-    return [sys.executable, "-m", "memwarden", "check"]
+    """What the published hook runs (`memwarden check`, the console script), here."""
+    return [*memwarden_cmd(), "check"]
 
 
 def governed_texts(root: Path) -> list[tuple[str, str]]:
