@@ -219,17 +219,17 @@ def _pure_counter(name: str) -> Any:
         root = user_cache_dir()
         path = bpe.table_path(root, OFFICIAL_SHA256[name]) if root is not None else None
         table = bpe.read_table(path) if path is not None else None
+        from memwarden.splitpattern import splitter
+
         if table is not None:
             _verify_rank_file(name)  # the table was made from it: it must still be there
-            from memwarden.splitpattern import splitter
-
             pure = bpe.PureBPE(table.pattern, table.get, splitter(table.pattern, root))
         else:
             spec = _spec(name)
             ranks = spec["mergeable_ranks"]
             if path is not None:
                 bpe.write_table(path, spec["pat_str"], ranks)
-            pure = bpe.PureBPE(spec["pat_str"], ranks.get)
+            pure = bpe.PureBPE(spec["pat_str"], ranks.get, splitter(spec["pat_str"], root))
         _pure[name] = pure
         return pure
 
