@@ -132,16 +132,17 @@ def _remember(name: str, loaded: set[Key], cache_dir: Path | None) -> None:
     if not new:
         return
     table = _read(path)
+    if len(table) + len(new) > MAX_PRELOAD:
+        table = {}  # grown with patterns no run uses now: start over from this run's
     for key in new:
         try:
             table[key] = _program(*key)
         except Exception:  # noqa: BLE001 - not ours to store
             continue
-    if len(table) <= MAX_PRELOAD:
-        _write(path, table)
+    _write(path, table)
 
 
-MAX_PRELOAD = 400  # re keeps 512 patterns; a set that keeps growing is not stored
+MAX_PRELOAD = 300  # re keeps 512 patterns; a check compiles ~70
 
 
 def _program(pattern: str | bytes, flags: int) -> Program:
@@ -176,7 +177,10 @@ def _cache_path(cache_dir: Path | None, name: str = "bulk") -> Path | None:
     try:
         import _sre
 
-        build = f"{sys.version}|{sys.implementation.cache_tag}|{_sre.MAGIC}|{_sre.CODESIZE}"
+        from memwarden import __version__
+
+        build = (f"{sys.version}|{sys.implementation.cache_tag}|{_sre.MAGIC}|{_sre.CODESIZE}"
+                 f"|{__version__}")
     except (ImportError, AttributeError):
         return None
     return base / f"patterns-{name}-{hashlib.sha256(build.encode()).hexdigest()[:16]}.marshal"

@@ -198,3 +198,15 @@ def test_preload_puts_equal_patterns_in_res_cache(tmp_path: Path) -> None:
         assert re.compile(p, f) is mine
         for text in SAMPLES:
             same(mine, patterns._from_program(p, patterns._program(p, f)), text)
+
+
+def test_a_grown_preload_set_starts_over(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+                                         ) -> None:
+    """A set past MAX_PRELOAD (patterns of runs long gone) is rewritten from this run's."""
+    monkeypatch.setattr(patterns, "MAX_PRELOAD", 3)
+    path = patterns._cache_path(tmp_path, "t")
+    patterns._write(path, {(f"old{i}+", 0): patterns._program(f"old{i}+", 0) for i in range(3)})
+    re.compile("fresh+x")
+    patterns.remember("t", set(patterns._read(path)) | {
+        (k[1], k[2]) for k in re._cache if k[1] != "fresh+x"}, tmp_path)  # type: ignore[attr-defined]
+    assert set(read_sealed(path, patterns.MAGIC)) == {("fresh+x", 0)}
