@@ -25,9 +25,7 @@ from __future__ import annotations
 
 import array
 import hashlib
-import os
 import struct
-import tempfile
 import zlib
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -138,15 +136,10 @@ def write_table(path: Path, pattern: str, ranks: Mapping[bytes, int]) -> RankTab
     """Build, write (atomically) and return the table; None if it cannot be built here."""
     if array.array("I").itemsize != 4:
         return None
+    from memwarden.cachedir import atomic_write
+
     data = RankTable.serialize(pattern, ranks)
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".bpe-")
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.replace(tmp, path)
-    except OSError:
-        pass  # a cache: the table in memory still counts
+    atomic_write(path, data)  # a cache: the table in memory still counts
     return RankTable.parse(data)
 
 

@@ -9,9 +9,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-import shutil
 import stat
-import tempfile
 import time
 from collections.abc import Callable, Iterator
 from functools import cached_property
@@ -543,6 +541,7 @@ class Repo:
                   atomic: bool = True) -> bool:
         """Push many refs in one connection, each `ref: (commit, expected)` with its own
         lease; `atomic`: all or none. Same outcomes as push_with_lease."""
+        import shutil
         import subprocess
 
         leases = [f"--force-with-lease={ref}:{exp or ''}" for ref, (_, exp) in updates.items()]
@@ -573,6 +572,9 @@ class Repo:
         include: remotes, credentials, URL rewrites) and hooks, but no refs. `git push`
         matches every refspec against every local ref (O(specs x refs)): a batch pushing
         1,000 proposal branches from a clone that has them all spent ~0.7 s there."""
+        import shutil
+        import tempfile
+
         base = self.cache_dir
         base.mkdir(parents=True, exist_ok=True)
         for old in base.glob("push-*"):  # left by a killed run

@@ -15,7 +15,6 @@ import hashlib
 import marshal
 import os
 import re
-import tempfile
 import threading
 from collections.abc import Iterable
 from pathlib import Path
@@ -114,15 +113,10 @@ def _write_parsed(official: str, ranks: dict[bytes, int]) -> None:
     path = _parsed_path(official)
     if path is None:
         return
+    from memwarden.cachedir import atomic_write
+
     payload = marshal.dumps(ranks)
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".ranks-")
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(hashlib.sha256(payload).digest() + payload)
-        os.replace(tmp, path)
-    except OSError:
-        pass  # a cache: counting works without it
+    atomic_write(path, hashlib.sha256(payload).digest() + payload)  # a cache: may fail
 
 
 def _check_name(name: str) -> None:
@@ -325,16 +319,10 @@ def read_counts(path: Path) -> dict[str, int]:
 
 def write_counts(path: Path, counts: dict[str, int]) -> bool:
     """Store `counts` atomically; False when it cannot be written (it is only a cache)."""
+    from memwarden.cachedir import atomic_write
+
     payload = marshal.dumps(counts)
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tokens-")
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(COUNTS_MAGIC + hashlib.sha256(payload).digest() + payload)
-        os.replace(tmp, path)
-    except OSError:
-        return False
-    return True
+    return atomic_write(path, COUNTS_MAGIC + hashlib.sha256(payload).digest() + payload)
 
 
 class TokenCounter:
