@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable
+from functools import total_ordering
 from typing import Any
 
 from memwarden.records import FrozenRecord
@@ -17,6 +18,7 @@ def fingerprint(text: str) -> str:
     return "sha256:" + hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
+@total_ordering
 class Finding(FrozenRecord):
     """One finding. A plain frozen value (equal, hashed and ordered by its fields, as the
     frozen dataclass it was): building a dataclass class means importing `dataclasses` and
@@ -42,21 +44,6 @@ class Finding(FrozenRecord):
         if other.__class__ is not self.__class__:
             return NotImplemented
         return self._values() < other._values()  # type: ignore[attr-defined, no-any-return]
-
-    def __le__(self, other: object) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return self._values() <= other._values()  # type: ignore[attr-defined, no-any-return]
-
-    def __gt__(self, other: object) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return self._values() > other._values()  # type: ignore[attr-defined, no-any-return]
-
-    def __ge__(self, other: object) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return self._values() >= other._values()  # type: ignore[attr-defined, no-any-return]
 
     def replace(self, **changes: Any) -> Finding:
         """A copy with some fields changed (what dataclasses.replace gave)."""

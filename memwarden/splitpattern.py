@@ -18,6 +18,7 @@ know raises Unsupported, and the caller keeps using `regex`.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from collections.abc import Callable
@@ -95,22 +96,16 @@ def translate(pattern: str, bmp: bool = False) -> str:
     leaves out code points past U+FFFF (for texts that hold none)."""
     import regex
 
-    everything = "".join(map(chr, range(0x110000)))
-    bodies: dict[str, str] = {}
-
     def body(expr: str) -> str:
         """A class body holding exactly the code points `regex` matches with `expr`."""
-        if expr not in bodies:
-            parts = []
-            for m in regex.finditer(f"(?:{expr})+", everything):
-                a, b = m.start(), m.end() - 1
-                if bmp:
-                    if a > 0xFFFF:
-                        continue
-                    b = min(b, 0xFFFF)
-                parts.append(_esc(a) if a == b else f"{_esc(a)}-{_esc(b)}")
-            bodies[expr] = "".join(parts)
-        return bodies[expr]
+        parts = []
+        for a, b in _ranges(expr):
+            if bmp:
+                if a > 0xFFFF:
+                    continue
+                b = min(b, 0xFFFF)
+            parts.append(_esc(a) if a == b else f"{_esc(a)}-{_esc(b)}")
+        return "".join(parts)
 
     out: list[str] = []
     i, n = 0, len(pattern)
@@ -179,6 +174,21 @@ def translate(pattern: str, bmp: bool = False) -> str:
     if in_class or depth or fold_depth is not None:
         raise Unsupported("unbalanced pattern")
     return "".join(out)
+
+
+@functools.cache
+def _ranges(expr: str) -> tuple[tuple[int, int], ...]:
+    """The code point ranges `regex` matches with `expr`, listed over every code point once
+    per process (both translations of `build` ask for the same classes)."""
+    import regex
+
+    return tuple((m.start(), m.end() - 1)
+                 for m in regex.finditer(f"(?:{expr})+", _every_code_point()))
+
+
+@functools.cache
+def _every_code_point() -> str:
+    return "".join(map(chr, range(0x110000)))
 
 
 def _esc(cp: int) -> str:
