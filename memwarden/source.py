@@ -196,6 +196,9 @@ class TreeSource:
     def remember(self, path: str, stat_key: list[int] | None, blob: str) -> None:
         pass
 
+    def forget(self, path: str) -> None:
+        pass  # nothing kept: each load reads the blob
+
     def save(self) -> None:
         pass
 

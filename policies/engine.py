@@ -333,11 +333,10 @@ def _evaluate(source: Source, pending: list[Entry], rules: list[Rule], config: C
     for its garbage collections to walk."""
     ctx = FileContext(config, counter)
     out = []
-    forget = getattr(source, "forget", None) if not keep else None
     for entry in pending:
         mf = source.load(entry)
-        if forget is not None:
-            forget(entry.path)  # its text, lines and frontmatter go with `mf` below
+        if not keep:
+            source.forget(entry.path)  # its text, lines and frontmatter go with `mf` below
         if mf is None:
             out.append(FileResult(entry.path, None, None, [], {}))
             continue
