@@ -89,6 +89,15 @@ def memwarden_cmd() -> list[str]:
     return [found] if found else [sys.executable, "-m", "memwarden"]
 
 
+def precommit_exe() -> str | None:
+    """pre-commit beside this interpreter, as `pre-commit install`'s git hook runs it, else
+    the first on PATH (see memwarden_cmd on version-manager shims)."""
+    exe = Path(sys.executable).parent / "pre-commit"
+    if exe.is_file() and os.access(exe, os.X_OK):
+        return str(exe)
+    return shutil.which("pre-commit")
+
+
 def hook_cmd() -> list[str]:
     """What the published hook runs (`memwarden check`, the console script), here."""
     return [*memwarden_cmd(), "check"]
@@ -205,7 +214,7 @@ def measure_precommit(repo: Path, runs: int, published: bool = False
     Also times the two halves on their own, each on a fresh edit: pre-commit with a no-op
     hook (its own overhead) and `memwarden check FILE` without pre-commit (the hook).
     """
-    exe = shutil.which("pre-commit")
+    exe = precommit_exe()
     if exe is None:
         raise SystemExit("pre-commit is not installed (pip install pre-commit)")
     found = sorted(repo.glob("memory/*/facts.md"))

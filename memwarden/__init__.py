@@ -5,7 +5,11 @@ The read side is importable: `memwarden.read_memory`, `memory_diff`, `search_mem
 `import memwarden` stays cheap for the hooks.
 """
 
-from typing import Any
+from __future__ import annotations
+
+TYPE_CHECKING = False  # `typing` costs a one-file hook ~5 ms: annotations only
+if TYPE_CHECKING:
+    from typing import Any
 
 __version__ = "0.1.0"
 __all__ = ["read_memory", "memory_diff", "search_memory", "memory_context", "entity_graph",

@@ -7,18 +7,20 @@ raised as ConfigError, which front ends turn into exit code 2.
 
 from __future__ import annotations
 
-import datetime as _dt
-import hashlib
-import json
 import os
 import re
+import sys
 from collections.abc import Mapping
 from functools import cache
 from pathlib import Path
-from typing import Any
 
 from memwarden import packdata
+from memwarden.digest import sha256
 from memwarden.errors import ConfigError
+
+TYPE_CHECKING = False  # `typing` costs a one-file hook ~5 ms: annotations only
+if TYPE_CHECKING:
+    from typing import Any
 
 CONFIG_NAME = "memwarden.toml"
 ENV_VAR = "MEMWARDEN_CONFIG"
@@ -50,7 +52,7 @@ def load_toml(text: str) -> dict[str, Any]:
     from memwarden.cachedir import read_sealed, user_cache_dir, write_sealed
 
     root = user_cache_dir()
-    digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+    digest = sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
     path = root / f"toml-{digest[:32]}.marshal" if root is not None else None
     if path is not None:
         hit = read_sealed(path, _TOML_MAGIC)
@@ -79,8 +81,28 @@ def _marshal_safe(value: Any) -> bool:
 
 @cache
 def _schema() -> dict[str, Any]:
-    text = packdata.read_text("memwarden", "schemas", "config.schema.json")
-    return json.loads(text)
+    from memwarden.cachedir import json_loads
+
+    return json_loads(_schema_text())  # type: ignore[no-any-return]
+
+
+@cache
+def _schema_text() -> str:
+    return packdata.read_text("memwarden", "schemas", "config.schema.json")
+
+
+def canonical(value: Any) -> str:
+    """One text per value of parsed TOML (dicts in key order, lists as they are): what the
+    fingerprints hash, without importing `json` on the hook path."""
+    if isinstance(value, dict):
+        inner = ", ".join(f"{canonical(str(k))}: {canonical(v)}"
+                          for k, v in sorted(value.items(), key=lambda kv: str(kv[0])))
+        return "{" + inner + "}"
+    if isinstance(value, list | tuple):
+        return "[" + ", ".join(canonical(v) for v in value) + "]"
+    if type(value) in (str, int, float, bool) or value is None:
+        return repr(value)
+    return repr(str(value))
 
 
 class Config:
@@ -143,8 +165,7 @@ class Config:
         once: `data` is not changed after construction)."""
         fp = self._fingerprint
         if fp is None:
-            blob = json.dumps(self.data, sort_keys=True, default=str).encode()
-            fp = hashlib.sha256(blob).hexdigest()[:16]
+            fp = sha256(canonical(self.data).encode("utf-8", "surrogatepass")).hexdigest()[:16]
             object.__setattr__(self, "_fingerprint", fp)
         return fp
 
@@ -227,6 +248,9 @@ def _normalise_dates(value: Any, label: str, path: str = "") -> Any:
         }
     if isinstance(value, list):
         return [_normalise_dates(v, label, f"{path}[{i}]") for i, v in enumerate(value)]
+    _dt = sys.modules.get("datetime")  # no date exists before it is imported: ~2 ms saved
+    if _dt is None:
+        return value
     if isinstance(value, _dt.datetime):
         raise ConfigError(f"{label}: {path}: expected a date like 2026-12-31, got a date-time")
     if isinstance(value, _dt.date):
@@ -265,8 +289,8 @@ def _valid_marker(user: Mapping[str, Any]) -> Path | None:
     root = user_cache_dir()
     if root is None:
         return None
-    key = hashlib.sha256(json.dumps([_schema(), user], sort_keys=True, default=str)
-                         .encode()).hexdigest()[:32]
+    key = sha256((_schema_text() + "\0" + canonical(user))
+                 .encode("utf-8", "surrogatepass")).hexdigest()[:32]
     return root / f"config-valid-{key}"
 
 

@@ -7,13 +7,12 @@ HTML comments are content, never entries. Canonical writers live with apply.
 
 from __future__ import annotations
 
-import datetime as _dt
 import functools
-import hashlib
 import re
 import unicodedata
 from collections.abc import Iterable, Iterator
 
+from memwarden.digest import sha256
 from memwarden.records import FrozenRecord, Record
 
 # ATX heading (CommonMark): up to 3 spaces, 1-6 '#', then space or end; an optional
@@ -81,16 +80,25 @@ _DATE_RE = re.compile(r"\d{4}-\d{2}-\d{2}")
 _VALID_DATES: dict[str, bool] = {}  # the few hundred dates a repository uses, remembered
 
 
+_MONTH_DAYS = (31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
+
+
+def _real_day(text: str) -> bool:
+    """Whether YYYY-MM-DD (ASCII digits) names a day of the proleptic Gregorian calendar, as
+    date.fromisoformat accepts it: tested against it, without importing datetime (~2 ms of
+    a hook run) for every file with dated entries."""
+    year, month, day = int(text[:4]), int(text[5:7]), int(text[8:10])
+    if year < 1 or not 1 <= month <= 12 or day < 1:
+        return False
+    leap = month == 2 and year % 4 == 0 and (year % 100 != 0 or year % 400 == 0)
+    return day <= _MONTH_DAYS[month - 1] + leap
+
+
 def valid_date(text: str) -> bool:
     known = _VALID_DATES.get(text)
     if known is not None:
         return known
-    ok = _DATE_RE.fullmatch(text) is not None
-    if ok:
-        try:
-            _dt.date.fromisoformat(text)
-        except ValueError:
-            ok = False
+    ok = _DATE_RE.fullmatch(text) is not None and text.isascii() and _real_day(text)
     if len(_VALID_DATES) < 4096:
         _VALID_DATES[text] = ok
     return ok
@@ -106,7 +114,7 @@ _SHORT_IDS: dict[str, str] = {}  # eviction asks for the same facts' ids again a
 def short_id(text: str) -> str:
     known = _SHORT_IDS.get(text)
     if known is None:
-        known = hashlib.sha256(normalise(text).encode()).hexdigest()[:10]
+        known = sha256(normalise(text).encode()).hexdigest()[:10]
         if len(_SHORT_IDS) >= 65536:
             _SHORT_IDS.clear()
         _SHORT_IDS[text] = known

@@ -6,16 +6,16 @@ paths and hex object ids so callers never handle pygit2 objects.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 import stat
 import time
+from collections import namedtuple
 from collections.abc import Callable, Iterator
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple
 
+from memwarden.digest import sha1
 from memwarden.errors import MemwardenError
 from memwarden.layout import GOVERNED_FILES, GOVERNED_PREFIXES, is_governed
 from memwarden.records import FrozenRecord
@@ -41,7 +41,10 @@ class Entry(FrozenRecord):
         super().__init__(path, mode, oid, stat_key)
 
 
+TYPE_CHECKING = False  # `typing` costs a one-file hook ~5 ms: annotations only
 if TYPE_CHECKING:
+    from typing import Any
+
     import pygit2
 
 # one entry of a raw tree object: mode, name, 20-byte object id
@@ -109,13 +112,11 @@ def _middle_entries(a: tuple[bytes, list[int] | None], rb: bytes
     return _tree_entries(ra, start, end_a)[0], eb
 
 
-class _Written(NamedTuple):
-    """A commit this process wrote: walks of main's history read it from memory."""
+class _Written(namedtuple("_Written", "parent time paths message")):
+    """A commit this process wrote (parent id, commit time, the frozenset of paths it
+    changed, its message bytes): walks of main's history read it from memory."""
 
-    parent: str
-    time: int
-    paths: frozenset[str]
-    message: bytes
+    __slots__ = ()
 
 
 class Repo:
@@ -705,7 +706,7 @@ class Repo:
 
 def hash_blob(data: bytes) -> str:
     """The git blob id of `data` (what `git hash-object` prints)."""
-    return hashlib.sha1(b"blob %d\x00" % len(data) + data, usedforsecurity=False).hexdigest()
+    return sha1(b"blob %d\x00" % len(data) + data).hexdigest()
 
 
 def _looks_like_git_dir(d: Path) -> bool:
@@ -1202,7 +1203,7 @@ def _spliced_tree(repo: Repo, tree: str | None, changes: dict[str, bytes | None]
     new_raw = b"".join(pieces)
     if not new_raw and tree is not None:
         return None
-    oid = hashlib.sha1(b"tree %d\0" % len(new_raw) + new_raw).hexdigest()
+    oid = sha1(b"tree %d\0" % len(new_raw) + new_raw).hexdigest()
     held.put(oid, 2, new_raw)
     if tree is not None:
         held.based_on(oid, tree)

@@ -11,15 +11,17 @@ workflow-command escapes.
 
 from __future__ import annotations
 
-import json
 import re
 import unicodedata
 from collections.abc import Mapping, Sequence
-from typing import Any
 from urllib.parse import quote
 
 from memwarden import __version__
 from memwarden.findings import ERROR, Finding
+
+TYPE_CHECKING = False  # `typing` costs a one-file hook ~5 ms: annotations only
+if TYPE_CHECKING:
+    from typing import Any
 
 FORMATS = ("text", "json", "sarif", "github")
 EXTENSIONS = {".json": "json", ".sarif": "sarif", ".txt": "text", ".log": "text"}
@@ -111,6 +113,8 @@ def dump_json(doc: Any, indent: int | None = 2) -> str:
     Undecodable bytes in file names reach us as lone surrogates; written raw they would
     crash the UTF-8 encoder, escaped they are valid JSON that round-trips to the same str.
     """
+    import json  # text output (a hook run) does without it
+
     text = json.dumps(doc, ensure_ascii=False, indent=indent)
     return _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 

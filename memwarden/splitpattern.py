@@ -204,6 +204,6 @@ def _identity(origin: str) -> tuple[str, int, int] | None:
 
 
 def _path(pattern: str, cache_dir: Path) -> Path:
-    import hashlib
+    from memwarden.digest import sha256
 
-    return cache_dir / f"split-{hashlib.sha256(pattern.encode()).hexdigest()[:16]}.marshal"
+    return cache_dir / f"split-{sha256(pattern.encode()).hexdigest()[:16]}.marshal"

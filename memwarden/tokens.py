@@ -11,17 +11,20 @@ token-for-token equal) instead of paying ~0.1 s to build tiktoken's encoder.
 
 from __future__ import annotations
 
-import hashlib
+import _thread
 import marshal
 import os
 import re
-import threading
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
 
 from memwarden import packdata
+from memwarden.digest import sha256
 from memwarden.errors import EncodingUnavailable
+
+TYPE_CHECKING = False  # `typing` costs a one-file hook ~5 ms: annotations only
+if TYPE_CHECKING:
+    from typing import Any
 
 # The official sha256 of each rank file (tiktoken_ext/openai_public.py).
 OFFICIAL_SHA256 = {
@@ -30,7 +33,7 @@ OFFICIAL_SHA256 = {
 }
 
 MAX_CACHED_COUNTS = 200_000
-_lock = threading.Lock()
+_lock = _thread.allocate_lock()  # threading costs a one-file hook ~1 ms
 _encoders: dict[str, Any] = {}
 _pure: dict[str, Any] = {}
 _verified: set[str] = set()  # rank files whose checksum this process has checked
@@ -42,11 +45,20 @@ _pure_chars = 0
 PURE_BUDGET = {"cl100k_base": 128 * 1024, "o200k_base": 256 * 1024}
 
 
-def _rank_file(name: str) -> bytes:
+def _rank_path(name: str) -> str | None:
+    """The rank file's path on disk (None when memwarden is imported from a zip)."""
     override = os.environ.get("MEMWARDEN_ENCODINGS_DIR")
+    if override:
+        return os.path.join(override, f"{name}.tiktoken")
+    return packdata.path("memwarden", "encodings", f"{name}.tiktoken")
+
+
+def _rank_file(name: str) -> bytes:
+    path = _rank_path(name)
     try:
-        if override:
-            return (Path(override) / f"{name}.tiktoken").read_bytes()
+        if path is not None:
+            with open(path, "rb") as fh:
+                return fh.read()
         return packdata.read_bytes("memwarden", "encodings", f"{name}.tiktoken")
     except OSError as exc:
         raise EncodingUnavailable(
@@ -57,7 +69,7 @@ def _rank_file(name: str) -> bytes:
 
 def _load_ranks(name: str, expected_hash: str | None) -> dict[bytes, int]:
     data = _rank_file(name)
-    digest = hashlib.sha256(data).hexdigest()
+    digest = sha256(data).hexdigest()
     official = OFFICIAL_SHA256[name]
     if expected_hash is not None and expected_hash != official:
         raise EncodingUnavailable(
@@ -100,7 +112,7 @@ def _read_parsed(official: str) -> dict[bytes, int] | None:
     except OSError:
         return None
     digest, payload = blob[:32], blob[32:]
-    if hashlib.sha256(payload).digest() != digest:
+    if sha256(payload).digest() != digest:
         return None  # corrupt or foreign: rebuilt, never trusted
     try:
         ranks = marshal.loads(payload)
@@ -116,7 +128,7 @@ def _write_parsed(official: str, ranks: dict[bytes, int]) -> None:
     from memwarden.cachedir import atomic_write
 
     payload = marshal.dumps(ranks)
-    atomic_write(path, hashlib.sha256(payload).digest() + payload)  # a cache: may fail
+    atomic_write(path, sha256(payload).digest() + payload)  # a cache: may fail
 
 
 def _check_name(name: str) -> None:
@@ -185,18 +197,60 @@ def token_length(name: str) -> Any:
     return fn
 
 
+VERIFIED_MAGIC = b"MWVRF\x01\x00\x00"
+
+
+def _identity(path: str | None) -> tuple[int, ...] | None:
+    """What changes whenever a file's bytes do: size, mtime and ctime (ns), inode, device.
+    ctime cannot be set back by a process, so an unchanged identity means unchanged bytes
+    (git trusts its index on the same grounds)."""
+    if path is None:
+        return None
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev)
+
+
+def _verified_memo() -> tuple[Path | None, dict[str, tuple[object, ...]]]:
+    """The per-user record of rank files whose sha256 was checked: path -> (sha256, identity)."""
+    from memwarden.cachedir import read_sealed, user_cache_dir
+
+    root = user_cache_dir()
+    if root is None:
+        return None, {}
+    path = root / "verified-ranks.marshal"
+    memo = read_sealed(path, VERIFIED_MAGIC)
+    return path, memo if isinstance(memo, dict) else {}
+
+
 def _verify_rank_file(name: str) -> None:
     """The checks `_load_ranks` makes, for a path that does not need the ranks themselves
-    (once per process and encoding)."""
+    (once per process and encoding). Hashing the 1.7-3.6 MB file took ~2 ms plus ~3 ms to
+    load OpenSSL on every one-file hook run, so a file whose identity (see `_identity`) is
+    the one it had when its sha256 last matched is not hashed again."""
     if name in _verified:
         return
-    digest = hashlib.sha256(_rank_file(name)).hexdigest()
-    if digest != OFFICIAL_SHA256[name]:
+    official = OFFICIAL_SHA256[name]
+    where = _rank_path(name)
+    ident = _identity(where)
+    memo_path, memo = _verified_memo() if ident is not None else (None, {})
+    if ident is not None and memo.get(where or "") == (official, *ident):
+        _verified.add(name)
+        return
+    digest = sha256(_rank_file(name)).hexdigest()
+    if digest != official:
         raise EncodingUnavailable(
             f"encoding {name!r}: rank file sha256 {digest} does not match the official "
-            f"{OFFICIAL_SHA256[name]}; refusing to count with a modified vocabulary"
+            f"{official}; refusing to count with a modified vocabulary"
         )
     _verified.add(name)
+    if memo_path is not None and where is not None and ident is not None:
+        from memwarden.cachedir import write_sealed
+
+        memo[where] = (official, *ident)
+        write_sealed(memo_path, VERIFIED_MAGIC, memo)  # a cache: may fail
 
 
 def _pure_counter(name: str) -> Any:
@@ -308,7 +362,7 @@ def read_counts(path: Path) -> dict[str, int]:
     except OSError:
         return {}
     payload = memoryview(data)[40:]
-    if data[:8] != COUNTS_MAGIC or hashlib.sha256(payload).digest() != data[8:40]:
+    if data[:8] != COUNTS_MAGIC or sha256(payload).digest() != data[8:40]:
         return {}
     try:
         counts = marshal.loads(payload)
@@ -322,7 +376,7 @@ def write_counts(path: Path, counts: dict[str, int]) -> bool:
     from memwarden.cachedir import atomic_write
 
     payload = marshal.dumps(counts)
-    return atomic_write(path, COUNTS_MAGIC + hashlib.sha256(payload).digest() + payload)
+    return atomic_write(path, COUNTS_MAGIC + sha256(payload).digest() + payload)
 
 
 class TokenCounter:

@@ -11,13 +11,12 @@ time, never a traceback. MW205 (status transitions) needs a diff and lives with 
 from __future__ import annotations
 
 import bisect
-import json
 import re
 from collections.abc import Callable, Iterable, Iterator
 from functools import cache
-from typing import TYPE_CHECKING, Any
 
 from memwarden import packdata
+from memwarden.cachedir import json_loads
 from memwarden.entries import fact_problems, loop_problems, parse_decisions, valid_date
 from memwarden.findings import ERROR, WARNING, Finding, make
 from memwarden.layout import DATE_FILE_RE, RUN_DIR_RE, RUN_FILE_RE, timeline_date
@@ -26,6 +25,12 @@ from memwarden.policies.context import FileContext, TreeContext
 from memwarden.policies.fastschema import Check, compile_valid
 from memwarden.policies.registry import TREE, rule, tree_part
 from memwarden.records import FrozenRecord
+
+TYPE_CHECKING = False  # `typing` costs a one-file hook ~5 ms: annotations only
+if TYPE_CHECKING:  # jsonschema costs ~70 ms to import: only files with schemas pay for it
+    from typing import Any
+
+    from jsonschema import FormatChecker, ValidationError
 
 # Memory Markdown kinds: frontmatter optional, schema `<kind>.schema.json` when present.
 MEMORY_MD_KINDS = frozenset({"snapshot", "facts", "open_loops", "decisions", "relationships",
@@ -55,7 +60,7 @@ def load_schema(name: str) -> dict[str, Any]:
     if not name.endswith(".json"):
         name = f"{name}.schema.json"
     text = packdata.read_text("memwarden.policies", "pack", "schemas", name)
-    return json.loads(text)
+    return json_loads(text)  # type: ignore[no-any-return]
 
 
 _ISO_TIME = re.compile(
@@ -81,10 +86,6 @@ def is_iso_datetime(value: str) -> bool:
 
 def is_iso8601(value: str) -> bool:
     return is_iso_date(value) or is_iso_datetime(value)
-
-
-if TYPE_CHECKING:  # jsonschema costs ~70 ms to import: only files with schemas pay for it
-    from jsonschema import FormatChecker, ValidationError
 
 
 def _format_checker() -> FormatChecker:
@@ -471,6 +472,8 @@ def _no_constants(name: str) -> Any:
 
 def load_json(text: str) -> tuple[Any, JsonProblem | None]:
     """Parse strict JSON: no duplicate keys, no NaN/Infinity; a problem instead of raising."""
+    import json  # only JSON files need it: a Markdown hook run does without
+
     try:
         return json.loads(text, object_pairs_hook=_no_duplicates,
                           parse_constant=_no_constants), None
@@ -498,6 +501,8 @@ def json_positions(text: str) -> tuple[dict[Path, tuple[int, int]],
     A token scan, not a parser: call it on text that json already accepted (or to locate
     a duplicate key). Iterative, so nesting depth costs no stack.
     """
+    import json  # only JSON files need it: a Markdown hook run does without
+
     starts = [0] + [m.end() for m in _NEWLINE.finditer(text)]
 
     def where(offset: int) -> tuple[int, int]:

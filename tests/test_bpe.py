@@ -7,6 +7,7 @@ lone surrogates), the bench generator's corpus and the bundled example, for both
 
 from __future__ import annotations
 
+import os
 import sys
 from importlib import resources
 from pathlib import Path
@@ -205,7 +206,61 @@ def test_without_a_cache_dir_the_ranks_dict_is_used(fresh, monkeypatch):
 def test_verify_encoding_builds_nothing(fresh):
     tokens.verify_encoding("o200k_base")
     assert not tokens._encoders and not tokens._pure
-    assert not list((fresh / "cache").glob("*"))  # nothing to build or cache to check it
+    # nothing built or cached but the record that this rank file's sha256 was checked
+    assert [p.name for p in (fresh / "cache").glob("*")] == ["verified-ranks.marshal"]
+
+
+def _rank_copy(fresh, name="cl100k_base"):
+    from memwarden import packdata
+
+    folder = fresh / "encodings"
+    folder.mkdir(exist_ok=True)
+    target = folder / f"{name}.tiktoken"
+    target.write_bytes(packdata.read_bytes("memwarden", "encodings", f"{name}.tiktoken"))
+    return target
+
+
+def test_a_verified_rank_file_is_not_hashed_again_while_unchanged(fresh, monkeypatch):
+    target = _rank_copy(fresh)
+    monkeypatch.setenv("MEMWARDEN_ENCODINGS_DIR", str(target.parent))
+    tokens.verify_encoding("cl100k_base")
+    hashed = []
+    monkeypatch.setattr(tokens, "_rank_file", lambda name: hashed.append(name) or b"")
+    monkeypatch.setattr(tokens, "_verified", set())  # a new process
+    tokens.verify_encoding("cl100k_base")
+    assert hashed == []  # the record matched: no read, no hash
+
+
+def test_a_rank_file_changed_after_verification_is_refused(fresh, monkeypatch):
+    target = _rank_copy(fresh)
+    monkeypatch.setenv("MEMWARDEN_ENCODINGS_DIR", str(target.parent))
+    tokens.verify_encoding("cl100k_base")
+    data = bytearray(target.read_bytes())
+    data[100] ^= 1  # same size; the write changes ctime, whatever happens to mtime
+    st = target.stat()
+    target.write_bytes(bytes(data))
+    os.utime(target, ns=(st.st_atime_ns, st.st_mtime_ns))
+    monkeypatch.setattr(tokens, "_verified", set())
+    with pytest.raises(EncodingUnavailable, match="does not match the official"):
+        tokens.verify_encoding("cl100k_base")
+
+
+def test_a_torn_verification_record_means_hashing_again(fresh, monkeypatch):
+    target = _rank_copy(fresh)
+    monkeypatch.setenv("MEMWARDEN_ENCODINGS_DIR", str(target.parent))
+    tokens.verify_encoding("cl100k_base")
+    record = fresh / "cache" / "verified-ranks.marshal"
+    record.write_bytes(record.read_bytes()[:-3])
+    monkeypatch.setattr(tokens, "_verified", set())
+    hashed = []
+    real = tokens._rank_file
+    monkeypatch.setattr(tokens, "_rank_file", lambda name: hashed.append(name) or real(name))
+    tokens.verify_encoding("cl100k_base")
+    assert hashed == ["cl100k_base"]
+    monkeypatch.setattr(tokens, "_verified", set())
+    hashed.clear()
+    tokens.verify_encoding("cl100k_base")  # rewritten: trusted again
+    assert hashed == []
 
 
 _ENGINE_READY = hasattr(__import__("memwarden.policies.engine").policies.engine,

@@ -259,6 +259,17 @@ def test_valid_date_equals_reference(text):
     assert valid_date(text) == ref_valid_date(text)  # remembered answers too
 
 
+def test_valid_date_knows_the_calendar_as_datetime_does():
+    """Leap years (1900 no, 2000 yes), month lengths, year 0, non-ASCII digits: valid_date
+    works the calendar out itself (no datetime import on the hook path)."""
+    for year in ("0000", "0001", "1900", "1999", "2000", "2024", "2026", "2100", "9999"):
+        for month in range(0, 14):
+            for day in range(0, 33):
+                text = f"{year}-{month:02d}-{day:02d}"
+                assert valid_date(text) == ref_valid_date(text), text
+    assert not valid_date("２０２６-01-01") and not valid_date("٢٠٢٦-٠١-٠١")
+
+
 def test_typical_lines_go_through_both_paths():
     lines = ["---", "agent: a", "---", "## Домен", "- [2026-01-15] Факт один.", "* факт два",
              "  продовження", "- факт один.", "текст", "## Критичні",
