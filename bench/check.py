@@ -229,7 +229,9 @@ def measure_precommit(repo: Path, runs: int, published: bool = False
         cfg = Path(tmp) / "pre-commit-config.yaml"
         cfg.write_text(PRECOMMIT_CONFIG.format(entry=entry), "utf-8")
         noop = Path(tmp) / "noop-config.yaml"
-        noop.write_text(PRECOMMIT_CONFIG.format(entry="true"), "utf-8")
+        # quoted: a bare `entry: true` is a YAML boolean, which pre-commit rejects as a
+        # config error before any git work (the no-op floor measured that until session 12)
+        noop.write_text(PRECOMMIT_CONFIG.format(entry='"true"'), "utf-8")
         env = {**os.environ, "PRE_COMMIT_HOME": str(Path(tmp) / "home"),
                "PRE_COMMIT_COLOR": "never"}
         path = repo / target
@@ -250,7 +252,9 @@ def measure_precommit(repo: Path, runs: int, published: bool = False
                 info["exit"] = proc.returncode
                 info["output"] = proc.stdout.strip().splitlines()[-3:]
                 edit_and_stage()
-                dt_noop, _ = run_timed([exe, "run", "--config", str(noop)], repo, env)
+                dt_noop, proc_noop = run_timed([exe, "run", "--config", str(noop)], repo, env)
+                if proc_noop.returncode != 0:
+                    raise SystemExit(f"the no-op pre-commit run failed: {proc_noop.stdout}")
                 edit_and_stage()
                 dt_direct, _ = run_timed([*hook_cmd(), target], repo)
                 if published:  # run 0 also builds the hook's virtualenv (pip install)

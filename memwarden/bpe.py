@@ -45,7 +45,8 @@ Lookup = Callable[[bytes, int], int]
 class RankTable:
     """Read-only map token bytes -> rank over one bytes buffer (see the module doc)."""
 
-    def __init__(self, pattern: str, offsets: Any, ranks: Any, slots: Any, blob: bytes) -> None:
+    def __init__(self, pattern: str, offsets: Any, ranks: Any, slots: Any,
+                 blob: bytes | memoryview) -> None:
         self.pattern = pattern
         self._offsets = offsets  # entry i spans blob[offsets[i]:offsets[i + 1]]
         self._ranks = ranks
@@ -100,7 +101,7 @@ class RankTable:
         return MAGIC + _SEAL.pack(zlib.crc32(payload), 0) + payload
 
     @classmethod
-    def parse(cls, data: bytes) -> RankTable | None:
+    def parse(cls, data: bytes | Any) -> RankTable | None:
         """The table in `data`, or None when it is not one or its checksum fails."""
         head = len(MAGIC) + _SEAL.size
         if data[:8] != MAGIC or len(data) < head + _HEADER.size:
@@ -118,7 +119,7 @@ class RankTable:
         pos += 4 * n
         slots = payload[pos:pos + 4 * n_slots].cast("I")
         pos += 4 * n_slots
-        blob = bytes(payload[pos:])
+        blob = payload[pos:]  # a view: slices of it compare equal to bytes
         if n_slots & (n_slots - 1) or len(blob) != offsets[n]:
             return None
         return cls(pattern, offsets, ranks, slots, blob)
@@ -131,9 +132,15 @@ def table_path(cache_dir: Path, official: str) -> Path:
 
 
 def read_table(path: Path) -> RankTable | None:
+    """The table at `path`, mapped rather than read: reading copied its 2.5-5 MB (~2 ms of
+    a hook run); mapped, the crc32 reads it once from the page cache and nothing is copied.
+    Tables are replaced by rename, never rewritten in place, so a mapping stays valid."""
+    import mmap
+
     try:
-        data = path.read_bytes()
-    except OSError:
+        with open(path, "rb") as fh:
+            data = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
+    except (OSError, ValueError):  # missing, unreadable, empty
         return None
     return RankTable.parse(data)
 

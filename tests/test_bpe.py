@@ -146,6 +146,9 @@ def test_corrupt_table_is_rebuilt_not_trusted(tmp_path):
     assert bpe.read_table(path) is None
     path.write_bytes(b"MWBPE\x01\x00\x00short")
     assert bpe.read_table(path) is None
+    path.write_bytes(b"")  # an empty file cannot even be mapped
+    assert bpe.read_table(path) is None
+    assert bpe.read_table(tmp_path / "missing.table") is None
 
 
 @pytest.fixture
