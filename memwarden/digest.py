@@ -3,18 +3,22 @@
 `import hashlib` loads OpenSSL's libcrypto: ~3 ms of a ~60 ms one-file hook run. CPython
 builds its own SHA-1 and SHA-2 code into the interpreter (`_sha1`, `_sha256`; `_sha2` from
 3.12). That code is ~6x slower than OpenSSL on large inputs and as fast on the few kilobytes
-a hook hashes, so inputs over BIG bytes still go through hashlib. The digests are the same
-either way (tests/test_digest.py); a Python built without the built-in modules (some FIPS
-builds) simply uses hashlib.
+a hook hashes, so an input over BIG bytes, or a process past BUDGET bytes in all (a
+whole-tree check reading its caches), goes through hashlib from then on. The digests are
+the same either way (tests/test_digest.py); a Python built without the built-in modules
+(some FIPS builds) simply uses hashlib.
 """
 
 from __future__ import annotations
+
+import sys
 
 TYPE_CHECKING = False  # `typing` costs a one-file hook ~5 ms: annotations only
 if TYPE_CHECKING:
     from typing import Any
 
-BIG = 512 * 1024  # past this, OpenSSL's speed pays for loading it (~3 ms)
+BIG = 512 * 1024  # one input past this goes to OpenSSL: its speed pays for loading it
+BUDGET = 1024 * 1024  # so does a process that has hashed this much (a whole-tree check)
 
 try:
     from _sha2 import sha256 as _sha256  # type: ignore[import-not-found]  # 3.12+
@@ -28,20 +32,47 @@ try:
 except ImportError:
     _sha1 = None
 
+_hashlib: Any = None  # hashlib once loaded: from then on it does all the hashing
+_hashed = 0  # bytes hashed by the built-in code so far
+
+
+def _builtin(data: bytes | memoryview) -> bool:
+    """Whether the built-in code should hash `data` (and count it against BUDGET)."""
+    global _hashed, _hashlib
+    if _hashlib is None:
+        _hashlib = sys.modules.get("hashlib")  # someone else loaded it: use it
+    if _hashlib is not None:
+        return False
+    n = len(data)
+    if n <= BIG and _hashed + n <= BUDGET:
+        _hashed += n
+        return True
+    import hashlib
+
+    _hashlib = hashlib
+    return False
+
 
 def sha256(data: bytes | memoryview = b"") -> Any:
     """A sha256 hash object over `data`, like hashlib.sha256(data)."""
-    if _sha256 is not None and len(data) <= BIG:
+    if _sha256 is not None and _builtin(data):
         return _sha256(data)
-    import hashlib
-
-    return hashlib.sha256(data)
+    if _hashlib is None:
+        _load()
+    return _hashlib.sha256(data)
 
 
 def sha1(data: bytes | memoryview = b"") -> Any:
     """A sha1 hash object over `data` (git's object ids), like hashlib.sha1(data)."""
-    if _sha1 is not None and len(data) <= BIG:
+    if _sha1 is not None and _builtin(data):
         return _sha1(data)
+    if _hashlib is None:
+        _load()
+    return _hashlib.sha1(data, usedforsecurity=False)
+
+
+def _load() -> None:
+    global _hashlib
     import hashlib
 
-    return hashlib.sha1(data, usedforsecurity=False)
+    _hashlib = hashlib

@@ -36,3 +36,14 @@ def test_small_inputs_do_not_import_hashlib():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True).stdout.strip()
     assert out == "True"
+
+
+def test_a_process_past_the_budget_goes_to_hashlib():
+    code = ("import sys; had = 'hashlib' in sys.modules; from memwarden import digest; "
+            "chunk = b'z' * (digest.BIG // 2); "
+            "[digest.sha256(chunk).digest() for _ in range(digest.BUDGET // len(chunk))]; "
+            "a = had or digest._hashlib is None; digest.sha256(chunk).digest(); "
+            "print(a, digest._hashlib is sys.modules.get('hashlib') is not None)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout.strip()
+    assert out == "True True"
