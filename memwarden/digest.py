@@ -37,42 +37,37 @@ _hashed = 0  # bytes hashed by the built-in code so far
 
 
 def _builtin(data: bytes | memoryview) -> bool:
-    """Whether the built-in code should hash `data` (and count it against BUDGET)."""
-    global _hashed, _hashlib
-    if _hashlib is None:
-        _hashlib = sys.modules.get("hashlib")  # someone else loaded it: use it
-    if _hashlib is not None:
+    """Whether the built-in code should hash `data` (counted against BUDGET): not once
+    hashlib is loaded, by us or by anyone else."""
+    global _hashed
+    if _hashlib is not None or "hashlib" in sys.modules:
         return False
     n = len(data)
     if n <= BIG and _hashed + n <= BUDGET:
         _hashed += n
         return True
-    import hashlib
-
-    _hashlib = hashlib
     return False
+
+
+def _openssl() -> Any:
+    """hashlib, loaded once."""
+    global _hashlib
+    if _hashlib is None:
+        import hashlib
+
+        _hashlib = hashlib
+    return _hashlib
 
 
 def sha256(data: bytes | memoryview = b"") -> Any:
     """A sha256 hash object over `data`, like hashlib.sha256(data)."""
     if _sha256 is not None and _builtin(data):
         return _sha256(data)
-    if _hashlib is None:
-        _load()
-    return _hashlib.sha256(data)
+    return _openssl().sha256(data)
 
 
 def sha1(data: bytes | memoryview = b"") -> Any:
     """A sha1 hash object over `data` (git's object ids), like hashlib.sha1(data)."""
     if _sha1 is not None and _builtin(data):
         return _sha1(data)
-    if _hashlib is None:
-        _load()
-    return _hashlib.sha1(data, usedforsecurity=False)
-
-
-def _load() -> None:
-    global _hashlib
-    import hashlib
-
-    _hashlib = hashlib
+    return _openssl().sha1(data, usedforsecurity=False)
