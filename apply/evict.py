@@ -20,35 +20,16 @@ from memwarden.entries import parse_facts, parse_loops
 from memwarden.layout import LAYER1
 from memwarden.memfile import split_lines
 from memwarden.repo import Repo
-from memwarden.tokens import PART, count_text, token_length
+from memwarden.tokens import PartCounts, count_text
 from memwarden.trailers import parse_trailers
 
 
-class PartCounter:
-    """Exact token counts of texts that share most of their lines (a text's count is the
-    sum of its parts' counts, see memwarden.tokens.PART): eviction re-counts a file with a
-    few entries removed, over and over, so each part is counted once."""
+class PartCounter(PartCounts):
+    """Exact token counts of the versions of a file eviction tries, in memory, with
+    tiktoken's encoder (see PartCounts)."""
 
     def __init__(self, encoding: str) -> None:
-        self.encoding = encoding
-        self._parts: dict[str, int] = {}
-
-    def __call__(self, text: str) -> int:
-        parts = self._parts
-        total = 0
-        missing = []
-        for part in PART.split(text):
-            n = parts.get(part)
-            if n is None:
-                missing.append(part)
-            else:
-                total += n
-        if missing:
-            length = token_length(self.encoding)
-            for part in missing:
-                n = parts[part] = length(part)
-                total += n
-        return total
+        super().__init__(encoding, encoder=True)
 
 
 @dataclass(frozen=True)

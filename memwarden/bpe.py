@@ -24,6 +24,7 @@ cl100k_base and o200k_base.
 from __future__ import annotations
 
 import array
+import os
 import struct
 import zlib
 from collections.abc import Callable, Mapping
@@ -53,6 +54,7 @@ class RankTable:
         self._slots = slots  # entry index + 1, 0 = empty
         self._mask = len(slots) - 1
         self._blob = blob
+        self.identity: tuple[int, ...] | None = None  # of the file read (see read_table)
 
     def __len__(self) -> int:
         return len(self._ranks)
@@ -101,13 +103,13 @@ class RankTable:
         return MAGIC + _SEAL.pack(zlib.crc32(payload), 0) + payload
 
     @classmethod
-    def parse(cls, data: bytes | Any) -> RankTable | None:
-        """The table in `data`, or None when it is not one or its checksum fails."""
+    def parse(cls, data: bytes | Any, check: bool = True) -> RankTable | None:
+        """The table in `data`, or None when it is not one or (`check`) its checksum fails."""
         head = len(MAGIC) + _SEAL.size
         if data[:8] != MAGIC or len(data) < head + _HEADER.size:
             return None
         payload = memoryview(data)[head:]
-        if zlib.crc32(payload) != _SEAL.unpack_from(data, 8)[0]:
+        if check and zlib.crc32(payload) != _SEAL.unpack_from(data, 8)[0]:
             return None
         n, n_slots, n_pat, _ = _HEADER.unpack_from(payload)
         pos = _HEADER.size
@@ -131,18 +133,34 @@ def table_path(cache_dir: Path, official: str) -> Path:
     return cache_dir / f"bpe-{official[:16]}-{order}-{MAGIC[5]}.table"  # one per format
 
 
-def read_table(path: Path) -> RankTable | None:
+def read_table(path: Path, known: tuple[int, ...] | None = None) -> RankTable | None:
     """The table at `path`, mapped rather than read: reading copied its 2.5-5 MB (~2 ms of
-    a hook run); mapped, the crc32 reads it once from the page cache and nothing is copied.
-    Tables are replaced by rename, never rewritten in place, so a mapping stays valid."""
+    a hook run); mapped, nothing is copied. Tables are replaced by rename, never rewritten
+    in place, so a mapping stays valid.
+
+    `known` is the identity (see `file_identity`) the file had when its crc32 last
+    matched: a file that still has it is not checked again (~1 ms of a hook run, the
+    crc32 paging in all of the table). The table's `identity` is what was read, taken
+    from the open file itself, so a file swapped in after a stat is never trusted."""
     import mmap
 
     try:
         with open(path, "rb") as fh:
+            ident = file_identity(os.fstat(fh.fileno()))
             data = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
     except (OSError, ValueError):  # missing, unreadable, empty
         return None
-    return RankTable.parse(data)
+    table = RankTable.parse(data, check=known is None or ident != known)
+    if table is not None:
+        table.identity = ident
+    return table
+
+
+def file_identity(st: os.stat_result) -> tuple[int, ...]:
+    """What changes whenever a file's bytes do: size, mtime and ctime (ns), inode, device.
+    ctime cannot be set back by a process, so an unchanged identity means unchanged bytes
+    (git trusts its index on the same grounds)."""
+    return (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev)
 
 
 def write_table(path: Path, pattern: str, ranks: Mapping[bytes, int]) -> RankTable | None:

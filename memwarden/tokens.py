@@ -213,16 +213,35 @@ def _identity(path: str | None) -> tuple[int, ...] | None:
     return (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev)
 
 
+_memo_read: dict[Path | None, tuple[Path | None, dict[str, tuple[object, ...]]]] = {}
+
+
 def _verified_memo() -> tuple[Path | None, dict[str, tuple[object, ...]]]:
-    """The per-user record of rank files whose sha256 was checked: path -> (sha256, identity)."""
+    """The per-user record of checked files (read once per process and cache folder):
+    rank files whose sha256 matched, path -> (sha256, *identity), and BPE tables whose
+    crc32 matched, path -> ("table", *identity)."""
     from memwarden.cachedir import read_sealed, user_cache_dir
 
     root = user_cache_dir()
-    if root is None:
-        return None, {}
-    path = root / "verified-ranks.marshal"
-    memo = read_sealed(path, VERIFIED_MAGIC)
-    return path, memo if isinstance(memo, dict) else {}
+    found = _memo_read.get(root)
+    if found is None:
+        if root is None:
+            found = (None, {})
+        else:
+            path = root / "verified-ranks.marshal"
+            memo = read_sealed(path, VERIFIED_MAGIC)
+            found = (path, memo if isinstance(memo, dict) else {})
+        _memo_read[root] = found
+    return found
+
+
+def _remember_verified(key: str, value: tuple[object, ...]) -> None:
+    memo_path, memo = _verified_memo()
+    if memo_path is not None and memo.get(key) != value:
+        from memwarden.cachedir import write_sealed
+
+        memo[key] = value
+        write_sealed(memo_path, VERIFIED_MAGIC, memo)  # a cache: may fail
 
 
 def _verify_rank_file(name: str) -> None:
@@ -235,7 +254,7 @@ def _verify_rank_file(name: str) -> None:
     official = OFFICIAL_SHA256[name]
     where = _rank_path(name)
     ident = _identity(where)
-    memo_path, memo = _verified_memo() if ident is not None else (None, {})
+    memo = _verified_memo()[1] if ident is not None else {}
     if ident is not None and memo.get(where or "") == (official, *ident):
         _verified.add(name)
         return
@@ -246,11 +265,8 @@ def _verify_rank_file(name: str) -> None:
             f"{official}; refusing to count with a modified vocabulary"
         )
     _verified.add(name)
-    if memo_path is not None and where is not None and ident is not None:
-        from memwarden.cachedir import write_sealed
-
-        memo[where] = (official, *ident)
-        write_sealed(memo_path, VERIFIED_MAGIC, memo)  # a cache: may fail
+    if where is not None and ident is not None:
+        _remember_verified(where, (official, *ident))
 
 
 def _pure_counter(name: str) -> Any:
@@ -266,7 +282,13 @@ def _pure_counter(name: str) -> Any:
 
         root = user_cache_dir()
         path = bpe.table_path(root, OFFICIAL_SHA256[name]) if root is not None else None
-        table = bpe.read_table(path) if path is not None else None
+        table = None
+        if path is not None:
+            known = _verified_memo()[1].get(str(path))
+            table = bpe.read_table(path, tuple(known[1:]) if known and known[0] == "table"
+                                   else None)
+            if table is not None and table.identity is not None:
+                _remember_verified(str(path), ("table", *table.identity))
         from memwarden.splitpattern import splitter
 
         if table is not None:
@@ -379,15 +401,103 @@ def write_counts(path: Path, counts: dict[str, int]) -> bool:
     return atomic_write(path, COUNTS_MAGIC + sha256(payload).digest() + payload)
 
 
-class TokenCounter:
-    """Counts tokens per git blob, remembering counts across runs in the cache dir."""
+PARTS_MAGIC = b"MWPRT\x01\x00\x00"
+PARTS_MAX_CHARS = 256 * 1024  # a few Layer 1 files' worth: the files a hook run checks
 
-    def __init__(self, encoding: str, cache_dir: Path | None = None) -> None:
+
+class PartCounts:
+    """Exact token counts of texts that share most of their lines, each part (see PART)
+    counted once: a text's count is the sum of its parts' counts (tests/test_evict_parts.py).
+    Eviction re-counts a file with a few entries removed, over and over (in memory only,
+    with tiktoken's encoder: `encoder`). A hook run counts the file just edited, and all
+    of it but the edited lines was counted by the run before: with a `folder` (the
+    repository's cache folder) the counts are kept in one small file there, so only new
+    parts are counted (~5 ms of BPE merges for a 23 KB Layer 1 file saved per run).
+
+    The file is keyed by encoding, its official sha256 and memwarden's version, and sealed
+    with a crc32 (a cache, like the BPE table: a torn or damaged file reads as empty). It
+    keeps the parts this process used, then older ones, up to PARTS_MAX_CHARS."""
+
+    def __init__(self, encoding: str, folder: Path | None = None,
+                 encoder: bool = False) -> None:
+        self.path = folder / f"parts-{encoding}.marshal" if folder is not None else None
+        self.encoding = encoding
+        self._encoder = encoder
+        self._old: dict[str, int] | None = None if self.path is not None else {}
+        self._used: dict[str, int] = {}
+        self._added = False
+
+    def _key(self) -> tuple[str, str, str]:
+        from memwarden import __version__
+
+        return (self.encoding, OFFICIAL_SHA256.get(self.encoding, ""), __version__)
+
+    def _load(self) -> dict[str, int]:
+        if self._old is None:
+            from memwarden.cachedir import read_sealed
+
+            self._old = {}
+            raw = read_sealed(self.path, PARTS_MAGIC, quick=True)  # type: ignore[arg-type]
+            if (isinstance(raw, tuple) and len(raw) == 2 and raw[0] == self._key()
+                    and isinstance(raw[1], dict)):
+                self._old = raw[1]
+        return self._old
+
+    def __call__(self, text: str) -> int:
+        """count_text(text, encoding), counting only the parts not known already."""
+        old, used = self._load(), self._used
+        total = 0
+        missing = []
+        for part in PART.split(text):
+            n = used.get(part)
+            if n is None:
+                n = old.get(part)
+                if not isinstance(n, int):
+                    missing.append(part)
+                    continue
+                used[part] = n
+            total += n
+        if missing:
+            self._added = True
+            length = token_length(self.encoding) if self._encoder else None
+            for part in missing:
+                n = used.get(part)
+                if n is None:
+                    n = used[part] = length(part) if length else _count(part, self.encoding)
+                total += n
+        return total
+
+    def save(self) -> None:
+        """Store the parts used now, then the older ones that fit; only when some part was
+        new (a failed write only loses the cache)."""
+        if not self._added or self.path is None:
+            return
+        keep = dict(self._used)
+        size = sum(map(len, keep))
+        for part, n in (self._old or {}).items():
+            if size >= PARTS_MAX_CHARS:
+                break
+            if part not in keep:
+                keep[part] = n
+                size += len(part)
+        from memwarden.cachedir import write_sealed
+
+        if write_sealed(self.path, PARTS_MAGIC, (self._key(), keep), quick=True):
+            self._added = False
+
+
+class TokenCounter:
+    """Counts tokens per git blob, remembering counts across runs in the cache dir.
+    `parts_dir` (a hook's small check): count edited texts part by part (PartCounts)."""
+
+    def __init__(self, encoding: str, cache_dir: Path | None = None,
+                 parts_dir: Path | None = None) -> None:
         self.encoding = encoding
         self.cache_path = cache_dir / f"tokens-{encoding}.marshal" if cache_dir else None
         self._counts: dict[str, int] = read_counts(self.cache_path) if self.cache_path else {}
         self._used: set[str] = set()
         self._dirty = False
+        self._parts = PartCounts(encoding, parts_dir) if parts_dir is not None else None
 
     def cached(self, blob_id: str) -> int | None:
         self._used.add(blob_id)
@@ -397,7 +507,8 @@ class TokenCounter:
         self._used.add(blob_id)
         n = self._counts.get(blob_id)
         if n is None:
-            n = count_text(text, self.encoding)
+            parts = self._parts
+            n = count_text(text, self.encoding) if parts is None else parts(text)
             self._counts[blob_id] = n
             self._dirty = True
         return n
@@ -431,6 +542,8 @@ class TokenCounter:
 
     def save(self) -> None:
         """Write the cache atomically; a failure to write is not an error (it is a cache)."""
+        if self._parts is not None:
+            self._parts.save()
         if not self._dirty or self.cache_path is None:
             return
         if len(self._counts) > MAX_CACHED_COUNTS:  # forget blobs this run did not need

@@ -80,7 +80,8 @@ def check(source: Source, config: Config, paths: list[str] | None = None,
     # repository's count file (gates and audits of commits keep using that file).
     small = (paths is not None and len(paths) <= SMALL_CHECK
              and isinstance(source, WorktreeSource))
-    counter = TokenCounter(config.encoding, None if small else cache_dir)
+    counter = TokenCounter(config.encoding, None if small else cache_dir,
+                           parts_dir=cache_dir if small else None)
     cache = FindingsCache(cache_dir, config)
     findings: list[Finding] = []
 

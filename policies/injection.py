@@ -49,6 +49,7 @@ from __future__ import annotations
 
 import binascii
 import bisect
+import os
 import re
 import unicodedata
 from collections import namedtuple
@@ -60,6 +61,10 @@ from memwarden.findings import ERROR, WARNING, Finding, make
 from memwarden.memfile import MemFile
 from memwarden.policies.context import FileContext
 from memwarden.policies.registry import rule
+
+TYPE_CHECKING = False  # `typing` costs a one-file hook ~5 ms: annotations only
+if TYPE_CHECKING:
+    from typing import Any
 
 # Every governed kind except `config` (see the module docstring).
 SCANNED_KINDS = frozenset({
@@ -112,10 +117,132 @@ class Hit(namedtuple("Hit", "rule severity start end message snippet")):
 # --------------------------------------------------------------------------- marker lists
 
 
-def _marker_lines(name: str) -> list[str]:
-    text = packdata.read_text("memwarden.policies", "pack", "markers", name)
+_MARKER_FILES = ("override_en.txt", "override_uk.txt", "override_ru.txt", "role_labels.txt",
+                 "chat_tokens.txt")
+TABLES_MAGIC = b"MWINJ\x02\x00\x00"  # bump when _build_tables changes what it returns
+
+
+def _lines_of(text: str) -> list[str]:
     lines = (ln.strip() for ln in text.splitlines())
     return [ln for ln in lines if ln and not ln.startswith("#")]
+
+
+@cache
+def _tables() -> dict[str, Any]:
+    """The scanner's tables, derived from the marker lists (see _build_tables) as plain
+    values. Deriving them costs a hook run ~4 ms, so they come from a per-user cache file
+    (read in ~0.5 ms), keyed by memwarden's version and each list file's identity (size,
+    mtime, ctime, inode: a list edited in a checkout changes it) or, for a package in a
+    zip, the lists' text. Without a cache folder, or with a file that is torn or keyed
+    otherwise, they are derived again. tests/test_injection_tables.py checks both ways
+    give the same tables."""
+    from memwarden import __version__
+    from memwarden.cachedir import read_sealed, user_cache_dir, write_sealed
+    from memwarden.digest import sha256
+
+    texts: list[str] | None = None
+    try:
+        files = [packdata.path("memwarden.policies", "pack", "markers", name)
+                 for name in _MARKER_FILES]
+        basis = repr([__version__] + [(f, _identity(os.stat(f))) for f in files if f])
+        if None in files:
+            raise OSError("not in a folder")
+    except OSError:
+        texts = _marker_texts()
+        basis = "\0".join([__version__, *texts])
+    key = sha256(basis.encode("utf-8", "surrogateescape")).hexdigest()[:32]
+    root = user_cache_dir()
+    path = root / f"injection-{key[:16]}.marshal" if root is not None else None
+    found = read_sealed(path, TABLES_MAGIC, quick=True) if path is not None else None
+    if isinstance(found, tuple) and len(found) == 2 and found[0] == key \
+            and isinstance(found[1], dict):
+        return found[1]
+    tables = _build_tables(texts if texts is not None else _marker_texts())
+    if path is not None:
+        write_sealed(path, TABLES_MAGIC, (key, tables), quick=True)  # a cache: may fail
+    return tables
+
+
+def _marker_texts() -> list[str]:
+    return [packdata.read_text("memwarden.policies", "pack", "markers", name)
+            for name in _MARKER_FILES]
+
+
+def _identity(st: os.stat_result) -> tuple[int, ...]:
+    return (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev)
+
+
+def _build_tables(texts: list[str]) -> dict[str, Any]:
+    """Everything the scanner derives from the marker lists (`texts`, in _MARKER_FILES
+    order), as marshal-able values:
+
+    - "phrases": each MW303 pattern (group, language, triggers, regex source);
+    - "merged": trigger -> the phrases that start with it, shorter triggers' included, as
+      indexes into "phrases"; "order": the triggers in file order;
+    - "roles": role label -> its class; "chat": the chat-template tokens;
+    - "kinds": every word-start trigger -> what it may start (see _trigger_kinds);
+    - "actions": per kind of file (0: memory, 1: contract), trigger -> (phrase indexes or
+      None, role check, ReAct check) (see _trigger_actions);
+    - "trie": every prefix of a trigger -> whether it is one (see _trie_end), and
+      "first": the triggers' first characters; "trie" is None
+      where the walk cannot reproduce the tries (see _walk_tables)."""
+    phrases: list[tuple[str, str, tuple[str, ...], str]] = []
+    by_trigger: dict[str, list[int]] = {}
+    for lang, text in zip(("en", "uk", "ru"), texts[:3], strict=True):
+        group = "override"
+        for line in _lines_of(text):
+            if line.startswith("@"):
+                group = line[1:].strip()
+                continue
+            triggers_part, _, rest = line.partition("::")
+            triggers = [" ".join(t.split()) for t in triggers_part.split("|") if t.strip()]
+            rest = rest.strip() or r"\b"
+            alt = "|".join(_phrase_regex(t) for t in sorted(triggers, key=len, reverse=True))
+            phrases.append((group, lang, tuple(triggers), f"(?:{alt}){rest}"))
+            for t in triggers:
+                by_trigger.setdefault(t, []).append(len(phrases) - 1)
+    # A hit on "forget about" must also try the phrases of "forget": the triggers that are
+    # whole-word prefixes of it, in file order (the order decides which phrase reports).
+    order = {t: i for i, t in enumerate(by_trigger)}
+    merged: dict[str, list[int]] = {}
+    for t in by_trigger:
+        words = t.split(" ")
+        heads = {" ".join(words[:k]) for k in range(1, len(words) + 1)}
+        merged[t] = [i for h in sorted(heads & order.keys(), key=order.__getitem__)
+                     for i in by_trigger[h]]
+    roles: dict[str, str] = {}
+    for line in _lines_of(texts[3]):
+        cls, _, label = line.partition(" ")
+        roles[" ".join(label.split())] = cls
+    kinds: dict[str, str] = dict.fromkeys(by_trigger, "phrase")
+    for label in roles:
+        first = label.split(" ")[0]
+        kinds[first] = "phrase role" if kinds.get(first) == "phrase" else "role"
+    for word in ("admin", "administrator"):
+        kinds.setdefault(word, "role")
+    kinds["action input"] = "react"
+    actions = {}
+    for contract in (0, 1):
+        table: dict[str, tuple[tuple[int, ...] | None, bool, bool]] = {}
+        for trig, kind in kinds.items():
+            idx = tuple(i for i in merged.get(trig, ())
+                        if not (contract and phrases[i][0] == "persona"))
+            role = "role" in kind or "role" in kinds.get(trig.split(" ")[0], "")
+            table[trig] = (idx if "phrase" in kind and idx else None, role, kind == "react")
+        actions[contract] = table
+    trie: dict[str, bool] | None = {}
+    for word in kinds:
+        for k in range(1, len(word)):
+            trie.setdefault(word[:k], False)
+        trie[word] = True
+    firsts = {word[0] for word in kinds if word}
+    if any(ch in _PUNCT_CHARS or ch.isspace() for ch in firsts) or any(
+            word != " ".join(word.split()) for word in kinds):
+        trie = None
+    return {"phrases": phrases, "merged": merged, "order": tuple(by_trigger),
+            "roles": roles, "chat": tuple(t.lower() for t in _lines_of(texts[4])),
+            "kinds": kinds, "actions": actions, "trie": trie,
+            "first": "".join(sorted(re.escape(ch) for ch in firsts))}
 
 
 class Phrase:
@@ -145,31 +272,17 @@ def _phrase_regex(trigger: str) -> str:
 
 @cache
 def _phrases() -> tuple[dict[str, list[Phrase]], tuple[str, ...]]:
-    """Trigger -> phrases that start with it (shorter triggers' phrases included)."""
-    by_trigger: dict[str, list[Phrase]] = {}
-    for lang in ("en", "uk", "ru"):
-        group = "override"
-        for line in _marker_lines(f"override_{lang}.txt"):
-            if line.startswith("@"):
-                group = line[1:].strip()
-                continue
-            triggers_part, _, rest = line.partition("::")
-            triggers = [" ".join(t.split()) for t in triggers_part.split("|") if t.strip()]
-            rest = rest.strip() or r"\b"
-            alt = "|".join(_phrase_regex(t) for t in sorted(triggers, key=len, reverse=True))
-            phrase = Phrase(group, lang, tuple(triggers), f"(?:{alt}){rest}")
-            for t in triggers:
-                by_trigger.setdefault(t, []).append(phrase)
-    # A hit on "forget about" must also try the phrases of "forget": the triggers that are
-    # whole-word prefixes of it, in file order (the order decides which phrase reports).
-    order = {t: i for i, t in enumerate(by_trigger)}
-    merged: dict[str, list[Phrase]] = {}
-    for t in by_trigger:
-        words = t.split(" ")
-        heads = {" ".join(words[:k]) for k in range(1, len(words) + 1)}
-        merged[t] = [p for s in sorted(heads & order.keys(), key=order.__getitem__)
-                     for p in by_trigger[s]]
-    return merged, tuple(by_trigger)
+    """Trigger -> phrases that start with it (shorter triggers' phrases included), and the
+    triggers in file order."""
+    tables, plain = _tables(), _phrase_list()
+    return ({t: [plain[i] for i in idx] for t, idx in tables["merged"].items()},
+            tables["order"])
+
+
+@cache
+def _phrase_list() -> list[Phrase]:
+    """Every MW303 pattern once, in file order (the tables refer to them by index)."""
+    return [Phrase(g, lang, tuple(trig), pat) for g, lang, trig, pat in _tables()["phrases"]]
 
 
 class _Combined:
@@ -191,12 +304,6 @@ class _Combined:
         return self._regex
 
 
-@cache
-def _combined(trigger: str, contract: bool) -> _Combined:
-    return _Combined(tuple(p for p in _phrases()[0].get(trigger, ())
-                           if not (contract and p.group == "persona")))
-
-
 class _Action(namedtuple("_Action", "phrases role react")):
     """What a trigger hit asks for: phrases to match (a _Combined or None), a role-label
     check (bool) or a ReAct check (bool)."""
@@ -206,14 +313,13 @@ class _Action(namedtuple("_Action", "phrases role react")):
 
 @cache
 def _trigger_actions(contract: bool) -> dict[str, _Action]:
-    kinds = _trigger_kinds()
+    """Trigger -> what a hit on it asks for, in a memory file or (`contract`) an agent
+    contract, whose persona phrases do not apply (see the module doc)."""
+    plain = _phrase_list()
     out = {}
-    for trig, kind in kinds.items():
-        phrases = _combined(trig, contract) if "phrase" in kind else None
-        if phrases is not None and not phrases.phrases:
-            phrases = None
-        role = "role" in kind or "role" in kinds.get(trig.split(" ")[0], "")
-        out[trig] = _Action(phrases, role, kind == "react")
+    for trig, (idx, role, react) in _tables()["actions"][int(contract)].items():
+        phrases = _Combined(tuple(plain[i] for i in idx)) if idx is not None else None
+        out[trig] = _Action(phrases, role, react)
     return out
 
 
@@ -238,17 +344,11 @@ class RoleLabel(namedtuple("RoleLabel", "cls label")):
 
 @cache
 def _role_labels() -> dict[str, RoleLabel]:
-    out = {}
-    for line in _marker_lines("role_labels.txt"):
-        cls, _, label = line.partition(" ")
-        label = " ".join(label.split())
-        out[label] = RoleLabel(cls, label)
-    return out
+    return {label: RoleLabel(cls, label) for label, cls in _tables()["roles"].items()}
 
 
-@cache
 def _chat_tokens() -> tuple[str, ...]:
-    return tuple(t.lower() for t in _marker_lines("chat_tokens.txt"))
+    return _tables()["chat"]  # type: ignore[no-any-return]
 
 
 def _trie_regex(words: list[str]) -> str:
@@ -279,20 +379,10 @@ _PUNCT = r"""[>*_"'(\[«“„#/<`~|+-]"""
 _PUNCT_CHARS = frozenset(""">*_"'([«“„#/<`~|+-""")  # what the class _PUNCT matches
 
 
-@cache
 def _trigger_kinds() -> dict[str, str]:
     """Every word-start trigger and what it may start: an MW303 phrase ("phrase"), the first
     word of an MW301 role label ("role"), a ReAct tool call ("react")."""
-    kinds: dict[str, str] = {}
-    for t in _phrases()[1]:
-        kinds[t] = "phrase"
-    for label in _role_labels():
-        first = label.split(" ")[0]
-        kinds[first] = "phrase role" if kinds.get(first) == "phrase" else "role"
-    for word in ("admin", "administrator"):
-        kinds.setdefault(word, "role")
-    kinds["action input"] = "react"
-    return kinds
+    return _tables()["kinds"]  # type: ignore[no-any-return]
 
 
 # Spaces other than U+0020 that may precede a word; the invisible-character pass notes them.
@@ -453,22 +543,16 @@ _walk_left = WALK_BUDGET
 
 @cache
 def _walk_tables() -> tuple[dict, re.Pattern[str], Callable[[str], int]] | None:
-    """The dict trie of every trigger, the word-start finder (a break character, Markdown
-    punctuation, a trigger's first letter) and the punctuation run at the text start; None
+    """The trie of every trigger (see _trie_end), the word-start finder (a break character,
+    Markdown punctuation, a trigger's first letter) and the punctuation run at the text
+    start; None
     if the walk cannot reproduce the tries exactly (a trigger starting with punctuation
     would need the regex's backtracking over the punctuation run)."""
-    root: dict = {}
-    for word in _trigger_kinds():
-        node = root
-        for ch in word:
-            node = node.setdefault(ch, {})
-        node[""] = {}
-    if any(ch in _PUNCT_CHARS or ch.isspace() for ch in root) or any(
-            word != " ".join(word.split()) for word in _trigger_kinds()):
+    tables = _tables()
+    if tables["trie"] is None:
         return None
-    first = "".join(sorted(re.escape(ch) for ch in root))
-    starts = re.compile(f"[ \\t\\n]{_PUNCT}*(?=[{first}])")
-    return root, starts, _lead_end
+    starts = patterns.compile(f"[ \\t\\n]{_PUNCT}*(?=[{tables['first']}])")
+    return tables["trie"], starts, _lead_end
 
 
 def _lead_end(low: str) -> int:
@@ -480,25 +564,24 @@ def _lead_end(low: str) -> int:
     return i
 
 
-def _trie_end(low: str, pos: int, root: dict) -> int:
-    """End of the longest trigger at `pos`, or -1. A space in a trigger matches any run of
+def _trie_end(low: str, pos: int, trie: dict[str, bool]) -> int:
+    """End of the longest trigger at `pos`, or -1. `trie` maps every prefix of a trigger to
+    whether it is a whole trigger (a flat dict: it loads from the tables' cache file in a
+    tenth of the time nested dicts take). A space in a trigger matches any run of
     whitespace, as `\\s+` in the tries (str.isspace is `\\s` for str patterns)."""
-    node, i, n, end = root, pos, len(low), -1
+    i, n, end, seen = pos, len(low), -1, ""
     while i < n:
         ch = low[i]
+        i += 1
         if ch.isspace():
-            node = node.get(" ")
-            if node is None:
-                break
-            i += 1
+            ch = " "
             while i < n and low[i].isspace():
                 i += 1
-        else:
-            node = node.get(ch)
-            if node is None:
-                break
-            i += 1
-        if "" in node:
+        seen += ch
+        whole = trie.get(seen)
+        if whole is None:
+            break
+        if whole:
             end = i
     return end
 

@@ -158,9 +158,16 @@ def fresh(monkeypatch, tmp_path):
     monkeypatch.setattr(tokens, "_encoders", {})
     monkeypatch.setattr(tokens, "_pure", {})
     monkeypatch.setattr(tokens, "_verified", set())
+    monkeypatch.setattr(tokens, "_memo_read", {})
     monkeypatch.setattr(tokens, "_MEMO", {})
     monkeypatch.setattr(tokens, "_pure_chars", 0)
     return tmp_path
+
+
+def _new_process(monkeypatch):
+    """What a new process has not seen yet: checked files and the record of them."""
+    monkeypatch.setattr(tokens, "_verified", set())
+    monkeypatch.setattr(tokens, "_memo_read", {})
 
 
 UK = "Агент зберігає факти про проєкт у пам'яті та перевіряє їх перед кожним запуском. "
@@ -229,7 +236,7 @@ def test_a_verified_rank_file_is_not_hashed_again_while_unchanged(fresh, monkeyp
     tokens.verify_encoding("cl100k_base")
     hashed = []
     monkeypatch.setattr(tokens, "_rank_file", lambda name: hashed.append(name) or b"")
-    monkeypatch.setattr(tokens, "_verified", set())  # a new process
+    _new_process(monkeypatch)
     tokens.verify_encoding("cl100k_base")
     assert hashed == []  # the record matched: no read, no hash
 
@@ -243,7 +250,7 @@ def test_a_rank_file_changed_after_verification_is_refused(fresh, monkeypatch):
     st = target.stat()
     target.write_bytes(bytes(data))
     os.utime(target, ns=(st.st_atime_ns, st.st_mtime_ns))
-    monkeypatch.setattr(tokens, "_verified", set())
+    _new_process(monkeypatch)
     with pytest.raises(EncodingUnavailable, match="does not match the official"):
         tokens.verify_encoding("cl100k_base")
 
@@ -254,13 +261,13 @@ def test_a_torn_verification_record_means_hashing_again(fresh, monkeypatch):
     tokens.verify_encoding("cl100k_base")
     record = fresh / "cache" / "verified-ranks.marshal"
     record.write_bytes(record.read_bytes()[:-3])
-    monkeypatch.setattr(tokens, "_verified", set())
+    _new_process(monkeypatch)
     hashed = []
     real = tokens._rank_file
     monkeypatch.setattr(tokens, "_rank_file", lambda name: hashed.append(name) or real(name))
     tokens.verify_encoding("cl100k_base")
     assert hashed == ["cl100k_base"]
-    monkeypatch.setattr(tokens, "_verified", set())
+    _new_process(monkeypatch)
     hashed.clear()
     tokens.verify_encoding("cl100k_base")  # rewritten: trusted again
     assert hashed == []
