@@ -241,6 +241,8 @@ def _remember_verified(key: str, value: tuple[object, ...]) -> None:
         from memwarden.cachedir import write_sealed
 
         memo[key] = value
+        for gone in [k for k in memo if not os.path.exists(k)]:  # removed installs
+            del memo[gone]
         write_sealed(memo_path, VERIFIED_MAGIC, memo)  # a cache: may fail
 
 
