@@ -439,7 +439,7 @@ class PartCounts:
             from memwarden.cachedir import read_sealed
 
             self._old = {}
-            raw = read_sealed(self.path, PARTS_MAGIC, quick=True)  # type: ignore[arg-type]
+            raw = read_sealed(self.path, PARTS_MAGIC)  # type: ignore[arg-type]
             if (isinstance(raw, tuple) and len(raw) == 2 and raw[0] == self._key()
                     and isinstance(raw[1], dict)):
                 self._old = raw[1]
@@ -484,7 +484,7 @@ class PartCounts:
                 size += len(part)
         from memwarden.cachedir import write_sealed
 
-        if write_sealed(self.path, PARTS_MAGIC, (self._key(), keep), quick=True):
+        if write_sealed(self.path, PARTS_MAGIC, (self._key(), keep)):
             self._added = False
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path, PurePosixPath
 
 from memwarden import __version__
@@ -72,8 +72,11 @@ def normalise_path(raw: str, root: Path | None) -> str | None:
 
 def check(source: Source, config: Config, paths: list[str] | None = None,
           cache_dir: Path | None = None, today: _dt.date | None = None,
-          raw_outside: Iterable[str] = ()) -> CheckResult:
-    """Check the whole source (paths None) or just `paths` (repo-relative) in context."""
+          raw_outside: Iterable[str] = (),
+          saves: list[Callable[[], None]] | None = None) -> CheckResult:
+    """Check the whole source (paths None) or just `paths` (repo-relative) in context.
+    The caches are written before returning, or, given `saves`, left there as calls for
+    the caller to make once it has answered (see memwarden/cli_check.py `write_later`)."""
     rules = [r for r in check_rules() if config.rule_enabled(r.id)]
     # A small partial check of a working tree (a hook run) keeps its token counts in the
     # findings shards of the files' owners instead of reading and rewriting the whole
@@ -208,9 +211,12 @@ def check(source: Source, config: Config, paths: list[str] | None = None,
             n = counter.cached(blob)
             if n is not None:
                 cache.put_count(blob, path, n)
-    counter.save()
-    cache.save()
-    source.save()
+    writes = [counter.save, cache.save, source.save]
+    if saves is None:
+        for write in writes:
+            write()
+    else:
+        saves.extend(writes)
     findings.sort(key=lambda f: (f.path, f.line, f.col, f.rule, f.message))
     return CheckResult(_dedupe(findings), len(checked) + len(list(raw_outside)))
 

@@ -153,13 +153,13 @@ def _tables() -> dict[str, Any]:
     key = sha256(basis.encode("utf-8", "surrogateescape")).hexdigest()[:32]
     root = user_cache_dir()
     path = root / f"injection-{key[:16]}.marshal" if root is not None else None
-    found = read_sealed(path, TABLES_MAGIC, quick=True) if path is not None else None
+    found = read_sealed(path, TABLES_MAGIC) if path is not None else None
     if isinstance(found, tuple) and len(found) == 2 and found[0] == key \
             and isinstance(found[1], dict):
         return found[1]
     tables = _build_tables(texts if texts is not None else _marker_texts())
     if path is not None:
-        write_sealed(path, TABLES_MAGIC, (key, tables), quick=True)  # a cache: may fail
+        write_sealed(path, TABLES_MAGIC, (key, tables))  # a cache: may fail
     return tables
 
 

@@ -45,7 +45,7 @@ def test_cached_tables_are_the_derived_ones(cache):
     path = _file(cache)
     _clear()
     assert inj._tables() == derived  # read back from the file
-    key, stored = read_sealed(path, inj.TABLES_MAGIC, quick=True)
+    key, stored = read_sealed(path, inj.TABLES_MAGIC)
     assert stored == derived and len(key) == 32
     assert [h.rule for h in inj.scan(BAD)] == ["MW303", "MW301"]
 
@@ -56,18 +56,18 @@ def test_a_torn_file_is_derived_again(cache):
     path.write_bytes(path.read_bytes()[:-10])
     _clear()
     assert inj._tables() == inj._build_tables(_texts())
-    assert read_sealed(path, inj.TABLES_MAGIC, quick=True) is not None  # written again, whole
+    assert read_sealed(path, inj.TABLES_MAGIC) is not None  # written again, whole
 
 
 def test_tables_of_other_marker_lists_are_not_used(cache):
     inj._tables()
     path = _file(cache)
-    key, stored = read_sealed(path, inj.TABLES_MAGIC, quick=True)
+    key, stored = read_sealed(path, inj.TABLES_MAGIC)
     lying = dict(stored, kinds={}, trie={}, actions={0: {}, 1: {}})  # would find nothing
-    write_sealed(path, inj.TABLES_MAGIC, ("0" * 32, lying), quick=True)
+    write_sealed(path, inj.TABLES_MAGIC, ("0" * 32, lying))
     _clear()
     assert [h.rule for h in inj.scan(BAD)] == ["MW303", "MW301"]
-    write_sealed(path, inj.TABLES_MAGIC, (key, stored), quick=True)
+    write_sealed(path, inj.TABLES_MAGIC, (key, stored))
     _clear()
     assert inj._tables() == stored
 

@@ -105,7 +105,7 @@ def test_the_memo_stays_small(tmp_path, monkeypatch):
     new("- a new fact\n")
     new.save()
     assert new.path is not None
-    kept = read_sealed(new.path, tokens.PARTS_MAGIC, quick=True)[1]
+    kept = read_sealed(new.path, tokens.PARTS_MAGIC)[1]
     assert "- a new fact\n" in kept  # this run's parts first
     assert 2000 <= sum(map(len, kept)) < 2000 + 200
     unchanged = new.path.stat().st_mtime_ns
@@ -188,3 +188,58 @@ def test_a_table_damaged_in_place_is_checked_and_rebuilt(fresh, monkeypatch, che
     assert tokens.count_text(text, ENC) == exact(text)
     assert checks[0] is True  # not trusted: its identity changed
     assert bpe.read_table(path) is not None  # rebuilt from the verified ranks
+
+
+# ---- a hook's cache writes come after its answer (memwarden/cli_check.py write_later)
+
+
+def _wait_for(path, seconds=10.0):
+    import time
+
+    end = time.monotonic() + seconds
+    while not path.exists() and time.monotonic() < end:
+        time.sleep(0.01)
+    return path.exists()
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="writes are made in place without fork")
+def test_cache_writes_are_made_after_returning(tmp_path, monkeypatch):
+    import time
+
+    from memwarden.cli_check import write_later
+
+    monkeypatch.delenv("MEMWARDEN_WRITE_CACHES", raising=False)
+    marker = tmp_path / "written"
+
+    def slow() -> None:
+        time.sleep(0.5)
+        marker.write_text(str(os.getpid()))
+
+    start = time.monotonic()
+    write_later([slow])
+    assert time.monotonic() - start < 0.4 and not marker.exists()
+    assert _wait_for(marker)
+    assert marker.read_text() != str(os.getpid())  # by another process
+
+
+def test_cache_writes_now_when_asked(tmp_path, monkeypatch):
+    from memwarden.cli_check import write_later
+
+    monkeypatch.setenv("MEMWARDEN_WRITE_CACHES", "now")
+    marker = tmp_path / "written"
+    write_later([lambda: marker.write_text(str(os.getpid()))])
+    assert marker.read_text() == str(os.getpid())
+
+
+def test_the_console_script_answers_then_writes_its_caches(tmp_path):
+    import subprocess
+    import sys
+
+    root = make_repo(tmp_path, {"memory/a/facts.md": FACTS})
+    proc = subprocess.run([sys.executable, "-m", "memwarden", "check", "memory/a/facts.md"],
+                          cwd=root, capture_output=True, text=True, timeout=60)
+    assert proc.returncode in (0, 1) and "memwarden: 1 file(s) checked" in proc.stdout
+    assert proc.stderr == ""
+    cache = root / ".git" / "memwarden"
+    assert _wait_for(cache / f"parts-{ENC}.marshal")
+    assert _wait_for(cache / "tree.marshal")
