@@ -10,39 +10,41 @@ rebuilt, never trusted.
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 TYPE_CHECKING = False  # `typing` costs a one-file hook ~5 ms: annotations only
 if TYPE_CHECKING:
+    from pathlib import Path  # pathlib (with urllib.parse) costs a one-file hook ~4 ms
     from typing import Any
 
 
-def user_cache_dir() -> Path | None:
+def user_cache_dir() -> str | None:
     own = os.environ.get("MEMWARDEN_CACHE_DIR")
     if own:
-        return Path(own)
+        return own
     base = os.environ.get("XDG_CACHE_HOME")
     if base:
-        return Path(base) / "memwarden"
-    if not Path.home().is_dir():
+        return os.path.join(base, "memwarden")
+    home = os.path.expanduser("~")
+    if home == "~" or not os.path.isdir(home):
         return None
-    return Path.home() / ".cache" / "memwarden"
+    return os.path.join(home, ".cache", "memwarden")
 
 
 def _seal(payload: bytes | memoryview) -> bytes:
     """The payload's crc32. It catches a torn or damaged file as surely as a sha256 did,
     in a fraction of the time (hashing the ~250 KB of caches a hook run reads cost ~1.5 ms
     with CPython's built-in sha256), and an unkeyed hash of either kind proves nothing
-    against someone who can write the file. Files sealed with a sha256 by older versions
-    fail the check (their first four bytes are not this crc) and are rebuilt."""
+    against someone who can write the file."""
     import zlib
 
     return zlib.crc32(payload).to_bytes(4, "little")
 
 
-def read_sealed(path: Path, magic: bytes) -> Any:
+def read_sealed(path: str | Path, magic: bytes) -> Any:
     """The object stored at `path` by write_sealed with the same `magic`; None when the
-    file is missing, foreign, from another format version, or not intact."""
+    file is missing, foreign, from another format version, or not intact. Files sealed
+    with a sha256 (as earlier builds wrote them) are read too: another installed build
+    sharing the cache folder must not make this one rebuild its caches on every run."""
     import marshal
 
     try:
@@ -51,16 +53,22 @@ def read_sealed(path: Path, magic: bytes) -> Any:
     except OSError:
         return None
     head = len(magic)
-    payload = memoryview(data)[head + 4:]
-    if data[:head] != magic or _seal(payload) != data[head:head + 4]:
+    if data[:head] != magic:
         return None
+    payload = memoryview(data)[head + 4:]
+    if _seal(payload) != data[head:head + 4]:
+        from memwarden.digest import sha256
+
+        payload = memoryview(data)[head + 32:]
+        if sha256(payload).digest() != data[head:head + 32]:
+            return None
     try:
         return marshal.loads(payload)
     except (ValueError, EOFError, TypeError):
         return None
 
 
-def write_sealed(path: Path, magic: bytes, value: Any) -> bool:
+def write_sealed(path: str | Path, magic: bytes, value: Any) -> bool:
     """Store `value` (marshal-able) atomically; False when it cannot (it is only a cache)."""
     import marshal
 
@@ -84,7 +92,7 @@ def json_loads(text: str) -> Any:
     path = None
     if root is not None:
         key = sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:32]
-        path = root / f"json-{key}.marshal"
+        path = os.path.join(root, f"json-{key}.marshal")
         found = read_sealed(path, JSON_MAGIC)
         if found is not None:
             return found[0]
@@ -96,13 +104,16 @@ def json_loads(text: str) -> Any:
     return value
 
 
-def atomic_write(path: Path, data: bytes) -> bool:
+def atomic_write(path: str | Path, data: bytes) -> bool:
     """Write `data` to `path` through a new file beside it and a rename, so a reader sees
     the old file or the new one, never a part; False when it cannot be written. (Not
     `tempfile`: importing it, with `random` and `shutil`, costs a hook run ~5 ms.)"""
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.parent / f".{path.stem}-{os.getpid()}-{os.urandom(6).hex()}"
+        folder, name = os.path.split(os.fspath(path))
+        if folder:
+            os.makedirs(folder, exist_ok=True)
+        stem = name.rsplit(".", 1)[0] if "." in name[1:] else name
+        tmp = os.path.join(folder, f".{stem}-{os.getpid()}-{os.urandom(6).hex()}")
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0),
                      0o600)
         try:
@@ -148,7 +159,7 @@ class ShardedCache:
     config fingerprint) must match for a stored shard to be used; each shard remembers
     when it was saved (the stat cache's racy-timestamp rule needs that)."""
 
-    def __init__(self, folder: Path | None, magic: bytes, key: str = "") -> None:
+    def __init__(self, folder: str | Path | None, magic: bytes, key: str = "") -> None:
         self.folder = folder
         self.magic = magic
         self.key = key
@@ -162,7 +173,7 @@ class ShardedCache:
         found = self.tables.get(i)
         if found is None:
             found, at = {}, 0
-            raw = read_sealed(self.folder / f"{i:02x}.marshal", self.magic) \
+            raw = read_sealed(os.path.join(self.folder, f"{i:02x}.marshal"), self.magic) \
                 if self.folder is not None else None
             if (isinstance(raw, tuple) and len(raw) == 3 and raw[0] == self.key
                     and isinstance(raw[1], int) and isinstance(raw[2], dict)):
@@ -178,17 +189,17 @@ class ShardedCache:
         import time
 
         for i in sorted(self.dirty):
-            write_sealed(self.folder / f"{i:02x}.marshal", self.magic,
+            write_sealed(os.path.join(self.folder, f"{i:02x}.marshal"), self.magic,
                          (self.key, time.time_ns(), self.tables[i]))
         self.dirty.clear()
 
 
-def remove_legacy(cache_dir: Path | None, names: tuple[str, ...]) -> None:
+def remove_legacy(cache_dir: str | Path | None, names: tuple[str, ...]) -> None:
     """Delete cache files of an older format (never read again) once the new one exists."""
     if cache_dir is None:
         return
     for name in names:
         try:
-            os.unlink(cache_dir / name)
+            os.unlink(os.path.join(cache_dir, name))
         except OSError:
             pass

@@ -12,7 +12,6 @@ import re
 import sys
 from collections.abc import Mapping
 from functools import cache
-from pathlib import Path
 
 from memwarden import packdata
 from memwarden.digest import sha256
@@ -20,6 +19,7 @@ from memwarden.errors import ConfigError
 
 TYPE_CHECKING = False  # `typing` costs a one-file hook ~5 ms: annotations only
 if TYPE_CHECKING:
+    from pathlib import Path  # with urllib.parse: ~4 ms of a one-file hook
     from typing import Any
 
 CONFIG_NAME = "memwarden.toml"
@@ -53,7 +53,7 @@ def load_toml(text: str) -> dict[str, Any]:
 
     root = user_cache_dir()
     digest = sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
-    path = root / f"toml-{digest[:32]}.marshal" if root is not None else None
+    path = os.path.join(root, f"toml-{digest[:32]}.marshal") if root is not None else None
     if path is not None:
         hit = read_sealed(path, _TOML_MAGIC)
         if isinstance(hit, tuple) and len(hit) == 2 and hit[0] == digest \
@@ -190,33 +190,32 @@ def rule_selected(rule_id: str, select: list[str], ignore: list[str]) -> bool:
     return best_sel >= 0 and best_sel > best_ign
 
 
-def find_config(explicit: str | None, root: Path | None) -> Path | None:
+def find_config(explicit: str | None, root: str | Path | None) -> str | Path | None:
     """`--config` > $MEMWARDEN_CONFIG > <repo root>/memwarden.toml > none (defaults)."""
-    if explicit:
-        path = Path(explicit)
+    given = explicit or os.environ.get(ENV_VAR)
+    if given:
+        from pathlib import Path  # a named file keeps pathlib's spelling in messages
+
+        path = Path(given)
         if not path.is_file():
-            raise ConfigError(f"--config {explicit}: no such file")
-        return path
-    env = os.environ.get(ENV_VAR)
-    if env:
-        path = Path(env)
-        if not path.is_file():
-            raise ConfigError(f"{ENV_VAR}={env}: no such file")
+            where = f"--config {explicit}" if explicit else f"{ENV_VAR}={given}"
+            raise ConfigError(f"{where}: no such file")
         return path
     if root is not None:
-        path = root / CONFIG_NAME
-        if path.is_file():
-            return path
+        found = os.path.join(root, CONFIG_NAME)
+        if os.path.isfile(found):
+            return found
     return None
 
 
-def load_config(explicit: str | None = None, root: Path | None = None) -> Config:
+def load_config(explicit: str | None = None, root: str | Path | None = None) -> Config:
     """Find and load the configuration for a repository rooted at `root`."""
     path = find_config(explicit, root)
     if path is None:
         return parse_config(None, source=None)
     try:
-        text = path.read_bytes().decode("utf-8-sig")
+        with open(path, "rb") as fh:
+            text = fh.read().decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise ConfigError(f"{path}: not valid UTF-8 ({exc.reason} at byte {exc.start})") from None
     except OSError as exc:
@@ -265,7 +264,7 @@ def validate_config_data(user: Mapping[str, Any], label: str = CONFIG_NAME) -> N
     A config that passed once is remembered (a marker per schema+config hash in the user
     cache), so a hook run does not import jsonschema (~45 ms) for it again."""
     marker = _valid_marker(user)
-    if marker is not None and marker.exists():
+    if marker is not None and os.path.exists(marker):
         return
     import jsonschema
 
@@ -277,13 +276,14 @@ def validate_config_data(user: Mapping[str, Any], label: str = CONFIG_NAME) -> N
         raise ConfigError(f"{label}: {describe_schema_error(errors[0], _schema())}")
     if marker is not None:
         try:
-            marker.parent.mkdir(parents=True, exist_ok=True)
-            marker.touch()
+            os.makedirs(os.path.dirname(marker), exist_ok=True)
+            with open(marker, "ab"):
+                pass
         except OSError:
             pass  # only a cache: validation works without it
 
 
-def _valid_marker(user: Mapping[str, Any]) -> Path | None:
+def _valid_marker(user: Mapping[str, Any]) -> str | None:
     from memwarden.cachedir import user_cache_dir
 
     root = user_cache_dir()
@@ -291,7 +291,7 @@ def _valid_marker(user: Mapping[str, Any]) -> Path | None:
         return None
     key = sha256((_schema_text() + "\0" + canonical(user))
                  .encode("utf-8", "surrogatepass")).hexdigest()[:32]
-    return root / f"config-valid-{key}"
+    return os.path.join(root, f"config-valid-{key}")
 
 
 def key_path(parts: Any) -> str:

@@ -17,12 +17,13 @@ differs. tests/test_patterns.py checks both give equal patterns that match alike
 
 from __future__ import annotations
 
+import os
 import re
 import sys
-from pathlib import Path
 
 TYPE_CHECKING = False  # `typing` costs a one-file hook ~5 ms: annotations only
 if TYPE_CHECKING:
+    from pathlib import Path  # with urllib.parse: ~4 ms of a one-file hook
     from typing import Any
 
 # (pattern, flags) -> (flags, program, groups, group index, index group): _sre.compile's
@@ -68,9 +69,9 @@ class cached:  # lower case: used as `with patterns.cached():`, like a function
     the block runs; store what is new afterwards. Not re-entrant (one bulk compile).
     A plain class rather than a contextlib generator: contextlib is ~1 ms of a hook run."""
 
-    def __init__(self, cache_dir: Path | None = None) -> None:
+    def __init__(self, cache_dir: str | Path | None = None) -> None:
         self._dir = cache_dir
-        self._path: Path | None = None
+        self._path: str | None = None
 
     def __enter__(self) -> None:
         global _active, _added
@@ -94,7 +95,7 @@ class cached:  # lower case: used as `with patterns.cached():`, like a function
         self._path = None
 
 
-def preload(name: str, cache_dir: Path | None = None) -> set[Key]:
+def preload(name: str, cache_dir: str | Path | None = None) -> set[Key]:
     """Put the stored programs of pattern set `name` into `re`'s own cache, so the
     `re.compile` calls a run makes (module-level patterns included: call this before the
     imports) find their patterns compiled. Returns the keys put there (for `remember`).
@@ -105,7 +106,7 @@ def preload(name: str, cache_dir: Path | None = None) -> set[Key]:
         return set()
 
 
-def _preload(name: str, cache_dir: Path | None) -> set[Key]:
+def _preload(name: str, cache_dir: str | Path | None) -> set[Key]:
     cache = getattr(re, "_cache", None)
     path = _cache_path(cache_dir, name)
     if not isinstance(cache, dict) or path is None:
@@ -124,7 +125,7 @@ def _preload(name: str, cache_dir: Path | None) -> set[Key]:
     return put
 
 
-def remember(name: str, loaded: set[Key], cache_dir: Path | None = None) -> None:
+def remember(name: str, loaded: set[Key], cache_dir: str | Path | None = None) -> None:
     """Store the programs of the patterns `re` compiled in this run beyond the `loaded`
     ones (the first runs of a new version; later runs find nothing new and write nothing)."""
     try:
@@ -133,7 +134,7 @@ def remember(name: str, loaded: set[Key], cache_dir: Path | None = None) -> None
         pass
 
 
-def _remember(name: str, loaded: set[Key], cache_dir: Path | None) -> None:
+def _remember(name: str, loaded: set[Key], cache_dir: str | Path | None) -> None:
     cache = getattr(re, "_cache", None)
     path = _cache_path(cache_dir, name)
     if not isinstance(cache, dict) or path is None:
@@ -177,7 +178,7 @@ def _from_program(pattern: str | bytes, program: Program) -> re.Pattern[Any]:
     return _sre.compile(pattern, flags, code, groups, groupindex, indexgroup)  # type: ignore[no-any-return]
 
 
-def _cache_path(cache_dir: Path | None, name: str = "bulk") -> Path | None:
+def _cache_path(cache_dir: str | Path | None, name: str = "bulk") -> str | None:
     from memwarden.cachedir import user_cache_dir
     from memwarden.digest import sha256
 
@@ -193,17 +194,17 @@ def _cache_path(cache_dir: Path | None, name: str = "bulk") -> Path | None:
                  f"|{__version__}")
     except (ImportError, AttributeError):
         return None
-    return base / f"patterns-{name}-{sha256(build.encode()).hexdigest()[:16]}.marshal"
+    return os.path.join(base, f"patterns-{name}-{sha256(build.encode()).hexdigest()[:16]}.marshal")
 
 
-def _read(path: Path) -> dict[Key, Program]:
+def _read(path: str) -> dict[Key, Program]:
     from memwarden.cachedir import read_sealed
 
     value: Any = read_sealed(path, MAGIC)
     return value if isinstance(value, dict) else {}
 
 
-def _write(path: Path, table: dict[Key, Program]) -> None:
+def _write(path: str, table: dict[Key, Program]) -> None:
     from memwarden.cachedir import write_sealed
 
     write_sealed(path, MAGIC, table)

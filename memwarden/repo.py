@@ -13,7 +13,6 @@ import time
 from collections import namedtuple
 from collections.abc import Callable, Iterator
 from functools import cached_property
-from pathlib import Path
 
 from memwarden.digest import sha1
 from memwarden.errors import MemwardenError
@@ -43,6 +42,7 @@ class Entry(FrozenRecord):
 
 TYPE_CHECKING = False  # `typing` costs a one-file hook ~5 ms: annotations only
 if TYPE_CHECKING:
+    from pathlib import Path  # imported where a Path is made: a hook run does without it
     from typing import Any
 
     import pygit2
@@ -187,6 +187,8 @@ class Repo:
         git dir)."""
         env = os.environ.get("GIT_OBJECT_DIRECTORY")
         if env:
+            from pathlib import Path
+
             return Path(env)
         common = self.git_dir / "commondir"
         if common.is_file():
@@ -575,6 +577,7 @@ class Repo:
         1,000 proposal branches from a clone that has them all spent ~0.7 s there."""
         import shutil
         import tempfile
+        from pathlib import Path
 
         base = self.cache_dir
         base.mkdir(parents=True, exist_ok=True)
@@ -709,38 +712,48 @@ def hash_blob(data: bytes) -> str:
     return sha1(b"blob %d\x00" % len(data) + data).hexdigest()
 
 
-def _looks_like_git_dir(d: Path) -> bool:
-    return (d / "HEAD").is_file() and (d / "objects").is_dir() and (d / "refs").is_dir()
+def _looks_like_git_dir(d: str) -> bool:
+    join = os.path.join
+    return (os.path.isfile(join(d, "HEAD")) and os.path.isdir(join(d, "objects"))
+            and os.path.isdir(join(d, "refs")))
 
 
-def discover(start: Path) -> tuple[Path, Path | None] | None:
-    """(git dir, work tree or None for bare) for the repository holding `start`."""
-    d = start.absolute()
-    if d.is_file():
-        d = d.parent
-    for cur in (d, *d.parents):
-        dot = cur / ".git"
-        if dot.is_dir() and _looks_like_git_dir(dot):
+def locate(start: str | Path) -> tuple[str, str | None] | None:
+    """(git dir, work tree or None for bare) for the repository holding `start`, as
+    plain strings, not resolved (open_repo resolves; a hook run does without pathlib)."""
+    cur = os.path.abspath(start)
+    if os.path.isfile(cur):
+        cur = os.path.dirname(cur)
+    while True:
+        dot = os.path.join(cur, ".git")
+        if os.path.isdir(dot) and _looks_like_git_dir(dot):
             return dot, cur
-        if dot.is_file():
+        if os.path.isfile(dot):
             try:
-                line = dot.read_text("utf-8").strip()
-            except OSError:
+                with open(dot, encoding="utf-8") as fh:
+                    line = fh.read().strip()
+            except (OSError, ValueError):
                 return None
             if line.startswith("gitdir:"):
-                target = Path(line[7:].strip())
-                return (target if target.is_absolute() else cur / target), cur
+                target = line[7:].strip()
+                return (target if os.path.isabs(target) else os.path.join(cur, target)), cur
         if _looks_like_git_dir(cur):
             return cur, None
-    return None
+        parent = os.path.dirname(cur)
+        if parent == cur:
+            return None
+        cur = parent
 
 
 def open_repo(start: Path | str = ".") -> Repo | None:
     """The repository containing `start`, or None outside any repository."""
-    found = discover(Path(start))
+    from pathlib import Path
+
+    found = locate(start)
     if found is None:
         return None
-    return Repo(*found)
+    git_dir, root = found
+    return Repo(Path(git_dir), Path(root) if root is not None else None)
 
 
 def worktree_entries(root: Path, repo: Repo | None) -> Iterator[Entry]:

@@ -8,12 +8,17 @@ from __future__ import annotations
 
 import os
 import stat as _stat
-from pathlib import Path
 
 from memwarden.cachedir import ShardedCache, remove_legacy
 from memwarden.layout import classify
 from memwarden.memfile import MAX_FILE_BYTES, MemFile
-from memwarden.repo import MODE_GITLINK, MODE_LINK, Entry, Repo, hash_blob, worktree_entries
+from memwarden.repo import MODE_GITLINK, MODE_LINK, Entry, hash_blob, worktree_entries
+
+TYPE_CHECKING = False  # `typing` costs a one-file hook ~5 ms: annotations only
+if TYPE_CHECKING:
+    from pathlib import Path  # with urllib.parse: ~4 ms of a one-file hook
+
+    from memwarden.repo import Repo
 
 
 class StatCache:
@@ -29,9 +34,10 @@ class StatCache:
     # Formats before (one JSON file): removed when the sharded cache is first written.
     LEGACY = ("stat.json",)
 
-    def __init__(self, cache_dir: Path | None) -> None:
+    def __init__(self, cache_dir: str | Path | None) -> None:
         self.cache_dir = cache_dir
-        self.shards = ShardedCache(cache_dir / "stat" if cache_dir else None, self.MAGIC)
+        self.shards = ShardedCache(os.path.join(cache_dir, "stat") if cache_dir else None,
+                                   self.MAGIC)
 
     @staticmethod
     def key(st: os.stat_result) -> list[int]:
@@ -72,7 +78,8 @@ class StatCache:
 class WorktreeSource:
     """Files as they are on disk under `root` (what pre-commit sees after stashing)."""
 
-    def __init__(self, root: Path, repo: Repo | None, cache_dir: Path | None = None) -> None:
+    def __init__(self, root: str | Path, repo: Repo | None,
+                 cache_dir: str | Path | None = None) -> None:
         self.root = root
         self.base = str(root)
         self.repo = repo
@@ -104,7 +111,7 @@ class WorktreeSource:
         return {e.path: e for e in worktree_entries(self.root, self.repo)}
 
     def entry(self, path: str) -> Entry | None:
-        full = self.root / path
+        full = os.path.join(self.base, path)
         try:
             st = os.lstat(full)
         except OSError:
@@ -112,11 +119,15 @@ class WorktreeSource:
         if _stat.S_ISLNK(st.st_mode):
             return Entry(path, MODE_LINK, None)
         if _stat.S_ISDIR(st.st_mode):
-            return Entry(path, MODE_GITLINK, None) if (full / ".git").exists() else None
+            gitlink = os.path.exists(os.path.join(full, ".git"))
+            return Entry(path, MODE_GITLINK, None) if gitlink else None
         return Entry(path, 0o100755 if st.st_mode & 0o111 else 0o100644, None)
 
     def glob(self, pattern: str) -> list[str]:
-        return sorted(p.relative_to(self.root).as_posix() for p in self.root.glob(pattern))
+        from pathlib import Path  # only when agents' contracts are context (see engine)
+
+        base = Path(self.base)
+        return sorted(p.relative_to(base).as_posix() for p in base.glob(pattern))
 
     def forget(self, path: str) -> None:
         """Drop the loaded file at `path` (a worker is done with it)."""

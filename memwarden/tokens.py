@@ -16,7 +16,6 @@ import marshal
 import os
 import re
 from collections.abc import Iterable
-from pathlib import Path
 
 from memwarden import packdata
 from memwarden.digest import sha256
@@ -24,6 +23,7 @@ from memwarden.errors import EncodingUnavailable
 
 TYPE_CHECKING = False  # `typing` costs a one-file hook ~5 ms: annotations only
 if TYPE_CHECKING:
+    from pathlib import Path  # with urllib.parse: ~4 ms of a one-file hook
     from typing import Any
 
 # The official sha256 of each rank file (tiktoken_ext/openai_public.py).
@@ -94,12 +94,12 @@ def _load_ranks(name: str, expected_hash: str | None) -> dict[bytes, int]:
     return ranks
 
 
-def _parsed_path(official: str) -> Path | None:
+def _parsed_path(official: str) -> str | None:
     """Where the parsed ranks of a verified rank file are kept (a per-user cache)."""
     from memwarden.cachedir import user_cache_dir
 
     root = user_cache_dir()
-    return root / f"ranks-{official[:16]}.marshal" if root is not None else None
+    return os.path.join(root, f"ranks-{official[:16]}.marshal") if root is not None else None
 
 
 def _read_parsed(official: str) -> dict[bytes, int] | None:
@@ -108,7 +108,8 @@ def _read_parsed(official: str) -> dict[bytes, int] | None:
     if path is None:
         return None
     try:
-        blob = path.read_bytes()
+        with open(path, "rb") as fh:
+            blob = fh.read()
     except OSError:
         return None
     digest, payload = blob[:32], blob[32:]
@@ -213,10 +214,10 @@ def _identity(path: str | None) -> tuple[int, ...] | None:
     return (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev)
 
 
-_memo_read: dict[Path | None, tuple[Path | None, dict[str, tuple[object, ...]]]] = {}
+_memo_read: dict[str | None, tuple[str | None, dict[str, tuple[object, ...]]]] = {}
 
 
-def _verified_memo() -> tuple[Path | None, dict[str, tuple[object, ...]]]:
+def _verified_memo() -> tuple[str | None, dict[str, tuple[object, ...]]]:
     """The per-user record of checked files (read once per process and cache folder):
     rank files whose sha256 matched, path -> (sha256, *identity), and BPE tables whose
     crc32 matched, path -> ("table", *identity)."""
@@ -228,7 +229,7 @@ def _verified_memo() -> tuple[Path | None, dict[str, tuple[object, ...]]]:
         if root is None:
             found = (None, {})
         else:
-            path = root / "verified-ranks.marshal"
+            path = os.path.join(root, "verified-ranks.marshal")
             memo = read_sealed(path, VERIFIED_MAGIC)
             found = (path, memo if isinstance(memo, dict) else {})
         _memo_read[root] = found
@@ -286,11 +287,11 @@ def _pure_counter(name: str) -> Any:
         path = bpe.table_path(root, OFFICIAL_SHA256[name]) if root is not None else None
         table = None
         if path is not None:
-            known = _verified_memo()[1].get(str(path))
+            known = _verified_memo()[1].get(path)
             table = bpe.read_table(path, tuple(known[1:]) if known and known[0] == "table"
                                    else None)
             if table is not None and table.identity is not None:
-                _remember_verified(str(path), ("table", *table.identity))
+                _remember_verified(path, ("table", *table.identity))
         from memwarden.splitpattern import splitter
 
         if table is not None:
@@ -378,11 +379,12 @@ def _count(text: str, encoding: str) -> int:
 COUNTS_MAGIC = b"MWTOK\x01\x00\x00"
 
 
-def read_counts(path: Path) -> dict[str, int]:
+def read_counts(path: str | Path) -> dict[str, int]:
     """The counts stored at `path` (magic, sha256, marshal); {} when missing or not intact:
     a corrupt cache is rebuilt, never trusted. marshal reads ~3x faster than JSON."""
     try:
-        data = path.read_bytes()
+        with open(path, "rb") as fh:
+            data = fh.read()
     except OSError:
         return {}
     payload = memoryview(data)[40:]
@@ -395,7 +397,7 @@ def read_counts(path: Path) -> dict[str, int]:
     return counts if isinstance(counts, dict) else {}
 
 
-def write_counts(path: Path, counts: dict[str, int]) -> bool:
+def write_counts(path: str | Path, counts: dict[str, int]) -> bool:
     """Store `counts` atomically; False when it cannot be written (it is only a cache)."""
     from memwarden.cachedir import atomic_write
 
@@ -420,9 +422,10 @@ class PartCounts:
     with a crc32 (a cache, like the BPE table: a torn or damaged file reads as empty). It
     keeps the parts this process used, then older ones, up to PARTS_MAX_CHARS."""
 
-    def __init__(self, encoding: str, folder: Path | None = None,
+    def __init__(self, encoding: str, folder: str | Path | None = None,
                  encoder: bool = False) -> None:
-        self.path = folder / f"parts-{encoding}.marshal" if folder is not None else None
+        self.path = (os.path.join(folder, f"parts-{encoding}.marshal") if folder is not None
+                     else None)
         self.encoding = encoding
         self._encoder = encoder
         self._old: dict[str, int] | None = None if self.path is not None else {}
@@ -492,10 +495,11 @@ class TokenCounter:
     """Counts tokens per git blob, remembering counts across runs in the cache dir.
     `parts_dir` (a hook's small check): count edited texts part by part (PartCounts)."""
 
-    def __init__(self, encoding: str, cache_dir: Path | None = None,
-                 parts_dir: Path | None = None) -> None:
+    def __init__(self, encoding: str, cache_dir: str | Path | None = None,
+                 parts_dir: str | Path | None = None) -> None:
         self.encoding = encoding
-        self.cache_path = cache_dir / f"tokens-{encoding}.marshal" if cache_dir else None
+        self.cache_path = (os.path.join(cache_dir, f"tokens-{encoding}.marshal") if cache_dir
+                           else None)
         self._counts: dict[str, int] = read_counts(self.cache_path) if self.cache_path else {}
         self._used: set[str] = set()
         self._dirty = False

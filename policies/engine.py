@@ -10,7 +10,6 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable, Iterable
-from pathlib import Path, PurePosixPath
 
 from memwarden import __version__
 from memwarden.cachedir import ShardedCache, read_sealed, remove_legacy, write_sealed
@@ -27,6 +26,7 @@ from memwarden.tokens import TokenCounter, get_encoder, verify_encoding
 TYPE_CHECKING = False  # `typing` costs a one-file hook ~5 ms: annotations only
 if TYPE_CHECKING:
     import datetime as _dt
+    from pathlib import Path  # with urllib.parse: ~4 ms of a one-file hook
     from typing import Any
 
 
@@ -53,25 +53,23 @@ class CheckResult:
         return any(f.severity == ERROR and not f.waived for f in self.findings)
 
 
-def normalise_path(raw: str, root: Path | None) -> str | None:
+def normalise_path(raw: str, root: str | Path | None) -> str | None:
     """A repo-relative POSIX path, or None when it lies outside the repository."""
-    p = Path(raw)
     if root is not None:
         try:
-            full = (p if p.is_absolute() else Path.cwd() / p).absolute()
-            rel = os.path.relpath(full, root)
+            rel = os.path.relpath(os.path.abspath(raw), root)
         except ValueError:
             return None
-        rel = PurePosixPath(Path(rel).as_posix()).as_posix()
     else:
-        rel = p.as_posix()
-    if rel == ".." or rel.startswith("../") or PurePosixPath(rel).is_absolute():
+        rel = raw
+    rel = os.path.normpath(rel).replace(os.sep, "/")
+    if rel == ".." or rel.startswith("../") or rel.startswith("/") or os.path.isabs(rel):
         return None
-    return os.path.normpath(rel).replace(os.sep, "/")
+    return rel
 
 
 def check(source: Source, config: Config, paths: list[str] | None = None,
-          cache_dir: Path | None = None, today: _dt.date | None = None,
+          cache_dir: str | Path | None = None, today: _dt.date | None = None,
           raw_outside: Iterable[str] = (),
           saves: list[Callable[[], None]] | None = None) -> CheckResult:
     """Check the whole source (paths None) or just `paths` (repo-relative) in context.
@@ -225,7 +223,7 @@ def check(source: Source, config: Config, paths: list[str] | None = None,
 LARGE_INDEX_BYTES = 400 * 72
 
 
-def _prebuild_encoder(source: Source, config: Config, cache_dir: Path | None,
+def _prebuild_encoder(source: Source, config: Config, cache_dir: str | Path | None,
                       rules: list[Rule]) -> Any:
     """A cold check of a large repository builds tiktoken's encoder (~0.1 s) anyway before
     forking its workers: build it in a thread while the file list is read (most of that is
@@ -235,12 +233,12 @@ def _prebuild_encoder(source: Source, config: Config, cache_dir: Path | None,
     the main path, which reports them."""
     if not any(r.id.startswith("MW1") for r in rules):
         return None
-    if cache_dir is not None and (cache_dir / "findings").is_dir():
+    if cache_dir is not None and os.path.isdir(os.path.join(cache_dir, "findings")):
         return None
     repo = getattr(source, "repo", None)
     git_dir = getattr(repo, "git_dir", None)
     try:
-        if git_dir is None or os.stat(git_dir / "index").st_size < LARGE_INDEX_BYTES:
+        if git_dir is None or os.stat(os.path.join(git_dir, "index")).st_size < LARGE_INDEX_BYTES:
             return None
     except OSError:
         return None
@@ -449,7 +447,9 @@ def _waiver_line(source: str | None, needle: str) -> int:
     if not source:
         return 1
     try:
-        for n, line in enumerate(Path(source).read_text("utf-8").splitlines(), 1):
+        with open(source, encoding="utf-8") as fh:
+            text = fh.read()
+        for n, line in enumerate(text.splitlines(), 1):
             if needle in line:
                 return n
     except OSError:
@@ -471,11 +471,11 @@ class FindingsCache:
     TREE_MAGIC = b"MWTREE\x02\x00"
     LEGACY = ("findings.json",)  # the format before: removed once the new one is written
 
-    def __init__(self, cache_dir: Path | None, config: Config) -> None:
+    def __init__(self, cache_dir: str | Path | None, config: Config) -> None:
         self.cache_dir = cache_dir
         self.key = f"{__version__}:{config.fingerprint}"
-        self.shards = ShardedCache(cache_dir / "findings" if cache_dir else None, self.MAGIC,
-                                   self.key)
+        self.shards = ShardedCache(os.path.join(cache_dir, "findings") if cache_dir else None,
+                                   self.MAGIC, self.key)
         self.tree: dict[str, list[tuple[Any, ...]]] | None = None
         self.tree_dirty = False
 
@@ -517,8 +517,8 @@ class FindingsCache:
             table[key] = n
             self.shards.dirty.add(i)
 
-    def _tree_path(self) -> Path | None:
-        return self.cache_dir / "tree.marshal" if self.cache_dir else None
+    def _tree_path(self) -> str | None:
+        return os.path.join(self.cache_dir, "tree.marshal") if self.cache_dir else None
 
     def get_tree(self, key: str) -> list[Finding] | None:
         if self.tree is None:

@@ -152,15 +152,28 @@ def _tables() -> dict[str, Any]:
         basis = "\0".join([__version__, *texts])
     key = sha256(basis.encode("utf-8", "surrogateescape")).hexdigest()[:32]
     root = user_cache_dir()
-    path = root / f"injection-{key[:16]}.marshal" if root is not None else None
+    path = os.path.join(root, f"injection-{key[:16]}.marshal") if root is not None else None
     found = read_sealed(path, TABLES_MAGIC) if path is not None else None
     if isinstance(found, tuple) and len(found) == 2 and found[0] == key \
             and isinstance(found[1], dict):
         return found[1]
     tables = _build_tables(texts if texts is not None else _marker_texts())
-    if path is not None:
+    if path is not None and root is not None:
         write_sealed(path, TABLES_MAGIC, (key, tables))  # a cache: may fail
+        _prune(root, "injection-", keep=4)  # each install or edited list makes a new key
     return tables
+
+
+def _prune(folder: str, prefix: str, keep: int) -> None:
+    """Delete all but the `keep` newest files named `prefix`* in `folder` (best effort)."""
+    try:
+        names = [n for n in os.listdir(folder) if n.startswith(prefix)]
+        stamped = sorted(((os.stat(os.path.join(folder, n)).st_mtime_ns, n) for n in names),
+                         reverse=True)
+        for _, name in stamped[keep:]:
+            os.unlink(os.path.join(folder, name))
+    except OSError:
+        pass
 
 
 def _marker_texts() -> list[str]:

@@ -108,3 +108,20 @@ def test_an_edited_marker_list_is_derived_again(cache, tmp_path, monkeypatch):
     _clear()
     assert [h.rule for h in inj.scan(phrase, walk=True)] == ["MW303"]
     assert [h.rule for h in inj.scan(phrase, walk=False)] == ["MW303"]
+
+
+def test_old_tables_files_are_pruned(cache):
+    import os
+
+    for i in range(6):
+        stale = cache / f"injection-{i:016x}.marshal"
+        stale.write_bytes(b"old")
+        os.utime(stale, ns=(10**9 * i, 10**9 * i))
+    inj._tables()
+    left = sorted(p.name for p in cache.glob("injection-*.marshal"))
+    assert len(left) == 4 and _file_newest(cache) in left
+    assert "injection-0000000000000000.marshal" not in left
+
+
+def _file_newest(folder):
+    return max(folder.glob("injection-*.marshal"), key=lambda p: p.stat().st_mtime_ns).name

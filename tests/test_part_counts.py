@@ -6,6 +6,7 @@ damaged, foreign or changed file must be checked, never trusted."""
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -72,10 +73,10 @@ def _stored(tmp_path) -> PartCounts:
 def test_a_damaged_memo_is_not_trusted(tmp_path, counted):
     memo = _stored(tmp_path)
     assert memo.path is not None
-    data = bytearray(memo.path.read_bytes())
+    data = bytearray(Path(memo.path).read_bytes())
     i = data.index("перевіряє".encode())  # a part's text: a lie about what was counted
     data[i:i + 2] = "ї".encode()
-    memo.path.write_bytes(bytes(data))
+    Path(memo.path).write_bytes(bytes(data))
     counted.clear()
     assert PartCounts(ENC, tmp_path)(FACTS) == exact(FACTS)
     assert len(counted) == 120  # every part counted again
@@ -108,11 +109,11 @@ def test_the_memo_stays_small(tmp_path, monkeypatch):
     kept = read_sealed(new.path, tokens.PARTS_MAGIC)[1]
     assert "- a new fact\n" in kept  # this run's parts first
     assert 2000 <= sum(map(len, kept)) < 2000 + 200
-    unchanged = new.path.stat().st_mtime_ns
+    unchanged = os.stat(new.path).st_mtime_ns
     again = PartCounts(ENC, tmp_path)
     again("- a new fact\n")
     again.save()  # nothing new: nothing written
-    assert new.path.stat().st_mtime_ns == unchanged
+    assert os.stat(new.path).st_mtime_ns == unchanged
 
 
 def test_a_hook_check_keeps_part_counts_and_no_cache_keeps_none(tmp_path, mw, counted):
@@ -176,7 +177,7 @@ def test_a_table_damaged_in_place_is_checked_and_rebuilt(fresh, monkeypatch, che
     tokens.count_text("writes the table", ENC)
     _new_process(monkeypatch)
     tokens.count_text("reads it, checks it, records it", ENC)
-    path = bpe.table_path(fresh / "cache", OFFICIAL_SHA256[ENC])
+    path = Path(bpe.table_path(fresh / "cache", OFFICIAL_SHA256[ENC]))
     st_before = path.stat()
     data = bytearray(path.read_bytes())
     data[-5000:] = bytes(5000)  # same size; the write changes ctime whatever mtime says
@@ -243,3 +244,31 @@ def test_the_console_script_answers_then_writes_its_caches(tmp_path):
     cache = root / ".git" / "memwarden"
     assert _wait_for(cache / f"parts-{ENC}.marshal")
     assert _wait_for(cache / "tree.marshal")
+
+
+# ---- the seal of cache files (memwarden/cachedir.py)
+
+
+def test_sealed_files_read_back_and_torn_ones_do_not(tmp_path):
+    from memwarden.cachedir import write_sealed
+
+    path = tmp_path / "x.marshal"
+    assert write_sealed(path, b"MWTEST\x01\x00", {"a": [1, 2]})
+    assert read_sealed(path, b"MWTEST\x01\x00") == {"a": [1, 2]}
+    assert read_sealed(path, b"MWTEST\x02\x00") is None  # another format
+    data = path.read_bytes()
+    for broken in (data[:-1], data[:12] + bytes([data[12] ^ 1]) + data[13:]):
+        path.write_bytes(broken)
+        assert read_sealed(path, b"MWTEST\x01\x00") is None
+
+
+def test_files_sealed_with_a_sha256_by_earlier_builds_are_read(tmp_path):
+    import hashlib
+    import marshal
+
+    payload = marshal.dumps({"a": 1})
+    path = tmp_path / "old.marshal"
+    path.write_bytes(b"MWTEST\x01\x00" + hashlib.sha256(payload).digest() + payload)
+    assert read_sealed(path, b"MWTEST\x01\x00") == {"a": 1}
+    path.write_bytes(b"MWTEST\x01\x00" + hashlib.sha256(payload).digest() + payload[:-1])
+    assert read_sealed(path, b"MWTEST\x01\x00") is None

@@ -63,7 +63,7 @@ def test_the_translation_is_kept_and_remade_for_another_regex(tmp_path: Path) ->
     full, bmp = splitpattern.build(pattern, tmp_path)
     assert splitpattern.cached(pattern, tmp_path) == (full, bmp)
     assert "\\U" in full and "\\U" not in bmp and "(?i" not in full and "\\p" not in full
-    path = splitpattern._path(pattern, tmp_path)
+    path = Path(splitpattern._path(pattern, tmp_path))
     stored = read_sealed(path, splitpattern.MAGIC)
     origin, size, mtime = stored[1]
     assert origin == regex._regex.__file__ and size == os.stat(origin).st_size
