@@ -138,11 +138,13 @@ def read_table(path: str | Path, known: tuple[int, ...] | None = None) -> RankTa
     a hook run); mapped, nothing is copied. Tables are replaced by rename, never rewritten
     in place, so a mapping stays valid.
 
-    `known` is the identity (see `file_identity`) the file had when its crc32 last
+    `known` is the identity (cachedir.file_identity) the file had when its crc32 last
     matched: a file that still has it is not checked again (~1 ms of a hook run, the
     crc32 paging in all of the table). The table's `identity` is what was read, taken
     from the open file itself, so a file swapped in after a stat is never trusted."""
     import mmap
+
+    from memwarden.cachedir import file_identity
 
     try:
         with open(path, "rb") as fh:
@@ -154,13 +156,6 @@ def read_table(path: str | Path, known: tuple[int, ...] | None = None) -> RankTa
     if table is not None:
         table.identity = ident
     return table
-
-
-def file_identity(st: os.stat_result) -> tuple[int, ...]:
-    """What changes whenever a file's bytes do: size, mtime and ctime (ns), inode, device.
-    ctime cannot be set back by a process, so an unchanged identity means unchanged bytes
-    (git trusts its index on the same grounds)."""
-    return (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev)
 
 
 def write_table(path: str | Path, pattern: str, ranks: Mapping[bytes, int]) -> RankTable | None:

@@ -30,6 +30,13 @@ def user_cache_dir() -> str | None:
     return os.path.join(home, ".cache", "memwarden")
 
 
+def file_identity(st: os.stat_result) -> tuple[int, ...]:
+    """What changes whenever a file's bytes do: size, mtime and ctime (ns), inode, device.
+    ctime cannot be set back by a process, so an unchanged identity means unchanged bytes
+    (git trusts its index on the same grounds)."""
+    return (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev)
+
+
 def _seal(payload: bytes | memoryview) -> bytes:
     """The payload's crc32. It catches a torn or damaged file as surely as a sha256 did,
     in a fraction of the time (hashing the ~250 KB of caches a hook run reads cost ~1.5 ms

@@ -202,16 +202,15 @@ VERIFIED_MAGIC = b"MWVRF\x01\x00\x00"
 
 
 def _identity(path: str | None) -> tuple[int, ...] | None:
-    """What changes whenever a file's bytes do: size, mtime and ctime (ns), inode, device.
-    ctime cannot be set back by a process, so an unchanged identity means unchanged bytes
-    (git trusts its index on the same grounds)."""
+    """The file's identity (cachedir.file_identity), or None when it cannot be read."""
     if path is None:
         return None
+    from memwarden.cachedir import file_identity
+
     try:
-        st = os.stat(path)
+        return file_identity(os.stat(path))
     except OSError:
         return None
-    return (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev)
 
 
 _memo_read: dict[str | None, tuple[str | None, dict[str, tuple[object, ...]]]] = {}

@@ -137,14 +137,14 @@ def _tables() -> dict[str, Any]:
     otherwise, they are derived again. tests/test_injection_tables.py checks both ways
     give the same tables."""
     from memwarden import __version__
-    from memwarden.cachedir import read_sealed, user_cache_dir, write_sealed
+    from memwarden.cachedir import file_identity, read_sealed, user_cache_dir, write_sealed
     from memwarden.digest import sha256
 
     texts: list[str] | None = None
     try:
         files = [packdata.path("memwarden.policies", "pack", "markers", name)
                  for name in _MARKER_FILES]
-        basis = repr([__version__] + [(f, _identity(os.stat(f))) for f in files if f])
+        basis = repr([__version__] + [(f, file_identity(os.stat(f))) for f in files if f])
         if None in files:
             raise OSError("not in a folder")
     except OSError:
@@ -179,10 +179,6 @@ def _prune(folder: str, prefix: str, keep: int) -> None:
 def _marker_texts() -> list[str]:
     return [packdata.read_text("memwarden.policies", "pack", "markers", name)
             for name in _MARKER_FILES]
-
-
-def _identity(st: os.stat_result) -> tuple[int, ...]:
-    return (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev)
 
 
 def _build_tables(texts: list[str]) -> dict[str, Any]:
