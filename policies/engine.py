@@ -460,7 +460,7 @@ def _waiver_line(source: str | None, needle: str) -> int:
 class FindingsCache:
     """File-rule findings per (blob id, path) for one effective config and version.
 
-    Kept in sealed shards by path (cachedir.ShardedCache: magic, sha256, marshal), so a
+    Kept in sealed shards by path (cachedir.ShardedCache: magic, crc32, marshal), so a
     one-file check reads and rewrites one small shard; findings are stored as plain tuples
     under "<blob>:<path>", token counts (for small partial checks) under "<blob>#<path>".
     A shard that is not intact, or written for another version or config, reads as empty
