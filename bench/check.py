@@ -10,10 +10,10 @@ Four measurements on one memory repository (given, or generated with bench/gen_r
 4. one freshly edited, staged memory file through a real `pre-commit run` with a
    `repo: local` / `language: system` hook, so the hook itself is timed, not an
    environment install (target <= 0.3 s); plus its two halves, each on a fresh edit:
-   pre-commit with a no-op hook and `memwarden check FILE` alone. The hook runs
-   `python -m memwarden check`, as the published `.pre-commit-hooks.yaml` does (that entry
-   skips the click CLI). `--precommit-only` measures just this part (the repo is left as it
-   was found: the edited file is restored and re-staged).
+   pre-commit with a no-op hook and `memwarden-check FILE` alone. The hook runs
+   `memwarden-check` (hooks/memwarden-check), as the published `.pre-commit-hooks.yaml`
+   does (it skips the click CLI and `import re`). `--precommit-only` measures just this
+   part (the repo is left as it was found: the edited file is restored and re-staged).
 
 Each is repeated (--runs, default 3); the table shows min and median, and the results are
 written as JSON to bench/out/.
@@ -99,7 +99,11 @@ def precommit_exe() -> str | None:
 
 
 def hook_cmd() -> list[str]:
-    """What the published hook runs (`memwarden check`, the console script), here."""
+    """What the published hook runs (the `memwarden-check` script beside this interpreter),
+    else `memwarden check`."""
+    exe = Path(sys.executable).parent / "memwarden-check"
+    if exe.is_file() and os.access(exe, os.X_OK):
+        return [str(exe)]
     return [*memwarden_cmd(), "check"]
 
 
@@ -309,7 +313,7 @@ def render_precommit(r: dict[str, object]) -> str:
              f"<= {TARGETS['precommit_s']} s {ok}"),
         _row(r, "  of which: pre-commit, no-op hook", "precommit_noop_s",
              "pre-commit's own cost"),
-        _row(r, "  of which: memwarden check FILE alone", "hook_direct_s", "the hook's cost"),
+        _row(r, "  of which: memwarden-check FILE alone", "hook_direct_s", "the hook's cost"),
         *([_row(r, "pre-commit run, the published hook (its own venv)", "published_s",
                 f"<= {TARGETS['precommit_s']} s")] if "published_s" in r else []),
     ])
@@ -341,7 +345,7 @@ def render(r: dict[str, object]) -> str:
         row("pre-commit run, 1 staged memory file", "precommit_s",
             f"<= {TARGETS['precommit_s']} s {ok[pc <= TARGETS['precommit_s']]}"),
         row("  of which: pre-commit, no-op hook", "precommit_noop_s", "pre-commit's own cost"),
-        row("  of which: memwarden check FILE alone", "hook_direct_s", "the hook's cost"),
+        row("  of which: memwarden-check FILE alone", "hook_direct_s", "the hook's cost"),
         "",
         f"cold: {r['cold_summary']} (exit {r['cold_exit']})",
         f"warm: {r['warm_summary']}",

@@ -25,5 +25,12 @@ def main(argv: list[str] | None = None) -> int:
     return cli_main(argv)
 
 
+def check_main() -> int:
+    """`memwarden check` with this program's arguments: the `memwarden-check` script
+    (hooks/memwarden-check) that the published pre-commit hooks run."""
+    sys.argv[1:1] = ["check"]
+    return main()
+
+
 if __name__ == "__main__":
     sys.exit(main())

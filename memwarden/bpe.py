@@ -23,24 +23,26 @@ cl100k_base and o200k_base.
 
 from __future__ import annotations
 
-import array
 import os
-import struct
-import zlib
-from collections.abc import Callable, Mapping
+import sys
+from binascii import crc32  # zlib's crc32: one shared library less for a hook to load
 
 TYPE_CHECKING = False  # `typing` costs a one-file hook ~5 ms: annotations only
 if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping
     from pathlib import Path  # with urllib.parse: ~4 ms of a one-file hook
-    from typing import Any
+    from typing import Any, TypeAlias
 
 MAGIC = b"MWBPE\x02\x00\x00"
-_SEAL = struct.Struct("<II")  # crc32 of the payload, reserved
-_HEADER = struct.Struct("<IIII")  # entries, slots, pattern bytes, reserved
+# After MAGIC: the seal (crc32 of the payload, reserved), then the payload's header
+# (entries, slots, pattern bytes, reserved); little-endian uint32s. Read with
+# int.from_bytes: `struct` and `array` are shared libraries a hook run need not load.
+_SEAL_SIZE = 8
+_HEADER_SIZE = 16
 _NO_RANK = 1 << 62  # above every rank: "this pair is not a token"
 _MEMO_MAX = 50_000
 
-Lookup = Callable[[bytes, int], int]
+Lookup: TypeAlias = "Callable[[bytes, int], int]"  # names: type checkers only
 
 
 class RankTable:
@@ -62,7 +64,7 @@ class RankTable:
     def get(self, key: bytes, default: int) -> int:
         """The rank of `key`, or `default` when it is not a token (the hot path)."""
         slots, offsets, blob, mask = self._slots, self._offsets, self._blob, self._mask
-        h = zlib.crc32(key) & mask
+        h = crc32(key) & mask
         while True:
             v = slots[h]
             if not v:
@@ -77,6 +79,9 @@ class RankTable:
         """The table file for `ranks` (native byte order, see `table_path`), sealed with a
         crc32: it catches a torn or damaged file as a sha256 would, in a fifth of the time
         and without loading OpenSSL (it is a cache of verified ranks, not a trust anchor)."""
+        import array
+        import struct
+
         items = sorted(ranks.items(), key=lambda kv: kv[1])
         offsets = array.array("I", [0])
         pos = 0
@@ -89,30 +94,30 @@ class RankTable:
         mask = n_slots - 1
         slots = array.array("I", bytes(4 * n_slots))
         for i, (key, _) in enumerate(items):
-            h = zlib.crc32(key) & mask
+            h = crc32(key) & mask
             while slots[h]:
                 h = (h + 1) & mask
             slots[h] = i + 1
         pat = pattern.encode("utf-8")
         pad = b"\0" * (-len(pat) % 4)
         payload = b"".join([
-            _HEADER.pack(len(items), n_slots, len(pat), 0), pat, pad, offsets.tobytes(),
+            struct.pack("<IIII", len(items), n_slots, len(pat), 0), pat, pad, offsets.tobytes(),
             array.array("I", [r for _, r in items]).tobytes(), slots.tobytes(),
             b"".join(k for k, _ in items),
         ])
-        return MAGIC + _SEAL.pack(zlib.crc32(payload), 0) + payload
+        return MAGIC + struct.pack("<II", crc32(payload), 0) + payload
 
     @classmethod
     def parse(cls, data: bytes | Any, check: bool = True) -> RankTable | None:
         """The table in `data`, or None when it is not one or (`check`) its checksum fails."""
-        head = len(MAGIC) + _SEAL.size
-        if data[:8] != MAGIC or len(data) < head + _HEADER.size:
+        head = len(MAGIC) + _SEAL_SIZE
+        if data[:8] != MAGIC or len(data) < head + _HEADER_SIZE:
             return None
         payload = memoryview(data)[head:]
-        if check and zlib.crc32(payload) != _SEAL.unpack_from(data, 8)[0]:
+        if check and crc32(payload) != int.from_bytes(data[8:12], "little"):
             return None
-        n, n_slots, n_pat, _ = _HEADER.unpack_from(payload)
-        pos = _HEADER.size
+        n, n_slots, n_pat = (int.from_bytes(payload[i:i + 4], "little") for i in (0, 4, 8))
+        pos = _HEADER_SIZE
         pattern = bytes(payload[pos:pos + n_pat]).decode("utf-8")
         pos += n_pat + (-n_pat % 4)
         offsets = payload[pos:pos + 4 * (n + 1)].cast("I")
@@ -129,7 +134,7 @@ class RankTable:
 
 def table_path(cache_dir: str | Path, official: str) -> str:
     """Where the table of the rank file with sha256 `official` is kept."""
-    order = "le" if struct.pack("=I", 1) == struct.pack("<I", 1) else "be"
+    order = "le" if sys.byteorder == "little" else "be"
     return os.path.join(cache_dir, f"bpe-{official[:16]}-{order}-{MAGIC[5]}.table")  # per format
 
 
@@ -160,6 +165,8 @@ def read_table(path: str | Path, known: tuple[int, ...] | None = None) -> RankTa
 
 def write_table(path: str | Path, pattern: str, ranks: Mapping[bytes, int]) -> RankTable | None:
     """Build, write (atomically) and return the table; None if it cannot be built here."""
+    import array
+
     if array.array("I").itemsize != 4:
         return None
     from memwarden.cachedir import atomic_write

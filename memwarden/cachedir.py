@@ -42,9 +42,9 @@ def _seal(payload: bytes | memoryview) -> bytes:
     in a fraction of the time (hashing the ~250 KB of caches a hook run reads cost ~1.5 ms
     with CPython's built-in sha256), and an unkeyed hash of either kind proves nothing
     against someone who can write the file."""
-    import zlib
+    import binascii  # zlib's crc32, one shared library less to load (the scanner needs it)
 
-    return zlib.crc32(payload).to_bytes(4, "little")
+    return binascii.crc32(payload).to_bytes(4, "little")
 
 
 def read_sealed(path: str | Path, magic: bytes) -> Any:
@@ -149,11 +149,11 @@ def shard_of(path: str) -> int:
     its file and that file's context live in, not the whole repository's cache."""
     i = _SHARD_OF.get(path)
     if i is None:
-        import zlib
+        import binascii
 
         parts = path.split("/", 2)
         owner = parts[1] if len(parts) == 3 and parts[0] in _OWNED else parts[0]
-        i = zlib.crc32(owner.encode("utf-8", "surrogateescape")) % SHARDS
+        i = binascii.crc32(owner.encode("utf-8", "surrogateescape")) % SHARDS
         if len(_SHARD_OF) >= 200_000:
             _SHARD_OF.clear()
         _SHARD_OF[path] = i  # a check asks for each path's shard up to four times

@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable, Sequence
 
 from memwarden.errors import MemwardenError
 
 TYPE_CHECKING = False  # `typing` costs a one-file hook ~5 ms: annotations only
 if TYPE_CHECKING:
     import datetime as _dt
+    from collections.abc import Callable, Sequence
     from pathlib import Path  # with urllib.parse: ~4 ms of a one-file hook
 
 FORMATS = ("text", "json", "sarif", "github")

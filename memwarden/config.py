@@ -8,17 +8,16 @@ raised as ConfigError, which front ends turn into exit code 2.
 from __future__ import annotations
 
 import os
-import re
 import sys
-from collections.abc import Mapping
-from functools import cache
 
-from memwarden import packdata
+from memwarden import packdata, patterns
 from memwarden.digest import sha256
 from memwarden.errors import ConfigError
+from memwarden.memo import cache
 
 TYPE_CHECKING = False  # `typing` costs a one-file hook ~5 ms: annotations only
 if TYPE_CHECKING:
+    from collections.abc import Mapping
     from pathlib import Path  # with urllib.parse: ~4 ms of a one-file hook
     from typing import Any
 
@@ -26,7 +25,7 @@ CONFIG_NAME = "memwarden.toml"
 ENV_VAR = "MEMWARDEN_CONFIG"
 
 
-_RULE_SEL = re.compile(r"^MW[0-9]{0,3}$")
+_RULE_SEL = patterns.compile(r"^MW[0-9]{0,3}$")
 
 
 @cache

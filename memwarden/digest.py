@@ -20,17 +20,11 @@ if TYPE_CHECKING:
 BIG = 512 * 1024  # one input past this goes to OpenSSL: its speed pays for loading it
 BUDGET = 1024 * 1024  # so does a process that has hashed this much (a whole-tree check)
 
-try:
-    from _sha2 import sha256 as _sha256  # type: ignore[import-not-found]  # 3.12+
-except ImportError:
-    try:
-        from _sha256 import sha256 as _sha256  # type: ignore[import-not-found,no-redef]
-    except ImportError:
-        _sha256 = None
-try:
-    from _sha1 import sha1 as _sha1  # type: ignore[import-not-found]
-except ImportError:
-    _sha1 = None
+_UNSET: Any = object()
+# The built-in constructors, imported on first use: each is a shared library to load
+# (~0.4 ms), and a hook run often needs only one of them.
+_sha256: Any = _UNSET
+_sha1: Any = _UNSET
 
 _hashlib: Any = None  # hashlib once loaded: from then on it does all the hashing
 _hashed = 0  # bytes hashed by the built-in code so far
@@ -59,15 +53,40 @@ def _openssl() -> Any:
     return _hashlib
 
 
+def _builtin_sha256() -> Any:
+    global _sha256
+    if _sha256 is _UNSET:
+        try:
+            from _sha2 import sha256 as found  # type: ignore[import-not-found]  # 3.12+
+        except ImportError:
+            try:
+                from _sha256 import sha256 as found  # type: ignore[import-not-found,no-redef]
+            except ImportError:
+                found = None
+        _sha256 = found
+    return _sha256
+
+
+def _builtin_sha1() -> Any:
+    global _sha1
+    if _sha1 is _UNSET:
+        try:
+            from _sha1 import sha1 as found  # type: ignore[import-not-found]
+        except ImportError:
+            found = None
+        _sha1 = found
+    return _sha1
+
+
 def sha256(data: bytes | memoryview = b"") -> Any:
     """A sha256 hash object over `data`, like hashlib.sha256(data)."""
-    if _sha256 is not None and _builtin(data):
-        return _sha256(data)
+    if _builtin(data) and (make := _builtin_sha256()) is not None:
+        return make(data)
     return _openssl().sha256(data)
 
 
 def sha1(data: bytes | memoryview = b"") -> Any:
     """A sha1 hash object over `data` (git's object ids), like hashlib.sha1(data)."""
-    if _sha1 is not None and _builtin(data):
-        return _sha1(data)
+    if _builtin(data) and (make := _builtin_sha1()) is not None:
+        return make(data)
     return _openssl().sha1(data, usedforsecurity=False)

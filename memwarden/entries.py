@@ -7,39 +7,44 @@ HTML comments are content, never entries. Canonical writers live with apply.
 
 from __future__ import annotations
 
-import functools
-import re
 import unicodedata
-from collections.abc import Iterable, Iterator
 
+from memwarden import patterns
 from memwarden.digest import sha256
 from memwarden.records import FrozenRecord, Record
 
+TYPE_CHECKING = False  # `typing` costs a one-file hook ~5 ms: annotations only
+if TYPE_CHECKING:
+    import re
+    from collections.abc import Iterable, Iterator
+
 # ATX heading (CommonMark): up to 3 spaces, 1-6 '#', then space or end; an optional
 # closing run of '#' must be preceded by a space ("## C#" keeps its '#').
-HEADING_RE = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$")
-BULLET_RE = re.compile(r"^(\s*)([-*+])\s+(.*)$")
-FENCE_RE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
-DATE_PREFIX_RE = re.compile(r"^\[(\d{4}-\d{2}-\d{2})\]\s*")
-CHECKBOX_RE = re.compile(r"^\[(.)\]\s*(.*)$")
-LOOP_ID_RE = re.compile(r"^(loop_[A-Za-z0-9][A-Za-z0-9._-]{0,127}):\s*(.*)$")
-OPENED_RE = re.compile(
-    r"\s*\((?:opened|відкрита з|открыта с)\s+(\S+?)(?:,\s*priority\s+(\S+?))?\)\s*$", re.I)
-PRIORITY_RE = re.compile(r"\s*\(priority\s+(\S+?)\)\s*$", re.I)
-SEED_OPENED_RE = re.compile(r"\s+[—–-]+\s+(?:відкрита з|открыта с|opened)\s+(\S+)\s*$", re.I)
-CLOSED_RE = re.compile(
+HEADING_RE = patterns.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$")
+BULLET_RE = patterns.compile(r"^(\s*)([-*+])\s+(.*)$")
+FENCE_RE = patterns.compile(r"^ {0,3}(`{3,}|~{3,})")
+DATE_PREFIX_RE = patterns.compile(r"^\[(\d{4}-\d{2}-\d{2})\]\s*")
+CHECKBOX_RE = patterns.compile(r"^\[(.)\]\s*(.*)$")
+LOOP_ID_RE = patterns.compile(r"^(loop_[A-Za-z0-9][A-Za-z0-9._-]{0,127}):\s*(.*)$")
+OPENED_RE = patterns.compile(
+    r"\s*\((?:opened|відкрита з|открыта с)\s+(\S+?)(?:,\s*priority\s+(\S+?))?\)\s*$",
+    patterns.IGNORECASE)
+PRIORITY_RE = patterns.compile(r"\s*\(priority\s+(\S+?)\)\s*$", patterns.IGNORECASE)
+SEED_OPENED_RE = patterns.compile(r"\s+[—–-]+\s+(?:відкрита з|открыта с|opened)\s+(\S+)\s*$",
+                                  patterns.IGNORECASE)
+CLOSED_RE = patterns.compile(
     r"\s+[—–-]+\s+(?:closed|закрита|закрыта)\s+(\S+?)(?:\s*\|\s*(run_[A-Za-z0-9._-]+))?"
-    r"(?:\s+[—–-]+\s+(.*?))?\s*$", re.I)
+    r"(?:\s+[—–-]+\s+(.*?))?\s*$", patterns.IGNORECASE)
 # The same patterns from their first literal on, matched only where that literal sits
 # (see _suffix_search): a search would try the leading \s at every position of the line.
-_OPENED_AT = re.compile(OPENED_RE.pattern.removeprefix(r"\s*"), re.I)
-_PRIORITY_AT = re.compile(PRIORITY_RE.pattern.removeprefix(r"\s*"), re.I)
-_SEED_OPENED_AT = re.compile(SEED_OPENED_RE.pattern.removeprefix(r"\s+"), re.I)
-_CLOSED_AT = re.compile(CLOSED_RE.pattern.removeprefix(r"\s+"), re.I)
+_OPENED_AT = patterns.compile(OPENED_RE.pattern.removeprefix(r"\s*"), patterns.IGNORECASE)
+_PRIORITY_AT = patterns.compile(PRIORITY_RE.pattern.removeprefix(r"\s*"), patterns.IGNORECASE)
+_SEED_OPENED_AT = patterns.compile(SEED_OPENED_RE.pattern.removeprefix(r"\s+"), patterns.IGNORECASE)
+_CLOSED_AT = patterns.compile(CLOSED_RE.pattern.removeprefix(r"\s+"), patterns.IGNORECASE)
 _DASHES = ("—", "–", "-")
-DECISION_HEAD_RE = re.compile(r"^(\S+)\s+[—–-]+\s+(.+)$")
+DECISION_HEAD_RE = patterns.compile(r"^(\S+)\s+[—–-]+\s+(.+)$")
 # `**Key:** value` and `**Key**: value`.
-FIELD_RE = re.compile(r"^\*\*([^*:]+)(?::\*\*|\*\*:)\s*(.*)$")
+FIELD_RE = patterns.compile(r"^\*\*([^*:]+)(?::\*\*|\*\*:)\s*(.*)$")
 
 PRIORITIES = ("high", "normal", "low")
 _BULLET_MARKS = ("-", "*", "+")
@@ -74,7 +79,7 @@ class Problem(FrozenRecord):
         super().__init__(line, col, message, snippet, severity)
 
 
-_DATE_RE = re.compile(r"\d{4}-\d{2}-\d{2}")
+_DATE_RE = patterns.compile(r"\d{4}-\d{2}-\d{2}")
 
 
 _VALID_DATES: dict[str, bool] = {}  # the few hundred dates a repository uses, remembered
@@ -411,12 +416,13 @@ _SURE_DATE = (
 # A body line other than a blank line, an ATX heading at the line start, or `- ` and a
 # fact: a text not opening with a date prefix, or a sure date prefix and then a text.
 # Lines are matched from the line break before them (the text holds no CR).
-_ODD_FACT_LINE = re.compile(
+_ODD_FACT_LINE = patterns.compile(
     r"\n(?!- (?:[^\s\[]|\[(?!\d{4}-\d{2}-\d{2}\])|\[" + _SURE_DATE + r"\][^\S\n]*\S)"
     r"|#{1,6}(?:[ \t]|\n|\Z)|\n|\Z)")
 # A bullet's fact text: what _facts_pass keeps of `- [date] text` (stripped).
-_FACT_TEXT = re.compile(r"\n- (?:\[\d{4}-\d{2}-\d{2}\]\s*)?(.*\S)")
-_IS_NFC = functools.partial(unicodedata.is_normalized, "NFC")
+_FACT_TEXT = patterns.compile(r"\n- (?:\[\d{4}-\d{2}-\d{2}\]\s*)?(.*\S)")
+def _is_nfc(text: str) -> bool:
+    return unicodedata.is_normalized("NFC", text)
 
 
 def _facts_surely_fine(lines: list[str], start: int, text: str) -> bool:
@@ -441,7 +447,7 @@ def _facts_surely_fine(lines: list[str], start: int, text: str) -> bool:
     if text.find("  ", pos) >= 0:
         return False  # maybe a double space in a text (then _dup_key collapses it)
     texts = _FACT_TEXT.findall(text, pos)
-    if not all(map(str.isprintable, texts)) or not all(map(_IS_NFC, texts)):
+    if not all(map(str.isprintable, texts)) or not all(map(_is_nfc, texts)):
         return False
     return len(set(map(str.casefold, texts))) == len(texts)
 
@@ -567,14 +573,14 @@ def _loop_line(raw: str, section: str,
 #   - [x] loop_<id>: text — closed D | run_<id>( — resolution)
 # The text starts and ends with a non-space; _canonical_loop checks what else it must not
 # hold for the general parser to read the line the same way.
-_CANON_LOOP = re.compile(
+_CANON_LOOP = patterns.compile(
     r"- \[(?: |([xX]))\] (?:(loop_[A-Za-z0-9][A-Za-z0-9._-]{0,127}): |(?!loop_))"
     r"(\S(?:.*\S)?)"
     r"(?: \(opened (\d{4}-\d{2}-\d{2}), priority (high|normal|low)\)"
     r"| — (?:відкрита з|открыта с|opened) (\d{4}-\d{2}-\d{2})"
     r"| — closed (\d{4}-\d{2}-\d{2}) \| (run_[A-Za-z0-9._-]+)(?: — (\S(?:.*\S)?))?)")
 # What _paren_search looks for in a text: an opening parenthesis with a keyword.
-_PAREN_WORD = re.compile(r"\((?:opened|відкрита з|открыта с|priority)", re.I)
+_PAREN_WORD = patterns.compile(r"\((?:opened|відкрита з|открыта с|priority)", patterns.IGNORECASE)
 
 
 def _space_dash(text: str) -> bool:

@@ -8,15 +8,16 @@ keys) so a YAML bomb costs microseconds, not gigabytes.
 
 from __future__ import annotations
 
-import re
 import sys
-from functools import cached_property
 
+from memwarden import patterns
 from memwarden.layout import FileInfo
+from memwarden.memo import cached_property
 from memwarden.records import Record
 
 TYPE_CHECKING = False  # `typing` costs a one-file hook ~5 ms: annotations only
 if TYPE_CHECKING:
+    import re
     from typing import Any
 
 MAX_FRONTMATTER_BYTES = 64 * 1024
@@ -26,7 +27,7 @@ MAX_FILE_BYTES = 4 * 1024 * 1024
 
 # Only CRLF, CR and LF end a line: str.splitlines() also splits on U+2028, form feed and
 # friends, which would make our line numbers disagree with git, editors and annotations.
-_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+_LINE_BREAK = patterns.compile(r"\r\n|\r|\n")
 
 # A path into a parsed document: mapping keys (text) and sequence indexes.
 Path = tuple[str | int, ...]
@@ -295,7 +296,7 @@ _QUOTABLE = "[^\"'\\\\\\x00-\\x1f\\x7f-\\x9f\\u2028\\u2029\\ud800-\\udfff\\ufeff
 def _simple_line() -> re.Pattern[str]:
     """simple_mapping's line pattern, compiled on first use (frontmatter goes through
     simple_block; this older fast path is kept for its callers and tests)."""
-    return re.compile(
+    return patterns.compile(
         r"([A-Za-z_][A-Za-z0-9_-]*): "
         rf'(?:"({_QUOTABLE}*)"|\'({_QUOTABLE}*)\'|(-?(?:0|[1-9][0-9]{{0,17}}))'
         r"|([A-Za-z][A-Za-z0-9._/-]*))"
@@ -342,9 +343,9 @@ SIMPLE_VALUE_PATTERN = (
     r"|(-?(?:0|[1-9][0-9]{0,8})\.[0-9]{1,9})|([A-Za-z][A-Za-z0-9._/-]*)"
 )
 _SIMPLE_VALUE: re.Pattern[str] | None = None  # compiled on first need (~1.4 ms)
-_SIMPLE_KEY = re.compile(r"([A-Za-z_][A-Za-z0-9_-]*):(?: (.*))?")
-_SIMPLE_ITEM = re.compile(r"  - (.*)")
-_SIMPLE_NESTED = re.compile(r"  ([A-Za-z_][A-Za-z0-9_-]*): (.*)")
+_SIMPLE_KEY = patterns.compile(r"([A-Za-z_][A-Za-z0-9_-]*):(?: (.*))?")
+_SIMPLE_ITEM = patterns.compile(r"  - (.*)")
+_SIMPLE_NESTED = patterns.compile(r"  ([A-Za-z_][A-Za-z0-9_-]*): (.*)")
 _NO_VALUE = object()
 
 
@@ -358,7 +359,7 @@ def _simple_value(text: str) -> Any:
             return inner
     global _SIMPLE_VALUE
     if _SIMPLE_VALUE is None:
-        _SIMPLE_VALUE = re.compile(SIMPLE_VALUE_PATTERN)
+        _SIMPLE_VALUE = patterns.compile(SIMPLE_VALUE_PATTERN)
     m = _SIMPLE_VALUE.fullmatch(text)
     if m is None:
         return _NO_VALUE

@@ -13,16 +13,20 @@ and is sealed with a checksum against torn writes, and _sre refuses malformed pr
 Any failure falls back to `re.compile`: another Python's private compiler, a missing
 home, an unreadable or foreign file. The patterns are the same either way; only the time
 differs. tests/test_patterns.py checks both give equal patterns that match alike.
+
+The hook path compiles every pattern through `compile` too, after `preload`, which makes
+the stored programs of a named set its answers: a warm one-file check never imports `re`
+(with `enum`, ~5 ms of the run). Flags are plain ints here for the same reason.
 """
 
 from __future__ import annotations
 
 import os
-import re
 import sys
 
 TYPE_CHECKING = False  # `typing` costs a one-file hook ~5 ms: annotations only
 if TYPE_CHECKING:
+    import re  # `re` itself (with enum) costs a one-file hook ~5 ms: see `compile`
     from pathlib import Path  # with urllib.parse: ~4 ms of a one-file hook
     from typing import Any
 
@@ -31,19 +35,46 @@ if TYPE_CHECKING:
 Program = tuple[int, list[int], int, dict[str, int], tuple[str | None, ...]]
 Key = tuple[str | bytes, int]  # (pattern, flags)
 
+# re's flags as plain ints (re.RegexFlag is an enum: importing it is importing `re`).
+IGNORECASE = 2
+MULTILINE = 8
+DOTALL = 16
+VERBOSE = 64
+ASCII = 256
+
 MAGIC = b"MWRE\x01\x00\x00\x00"
 _active: dict[tuple[str, int], Program] | None = None
 _used: set[tuple[str, int]] = set()
 _added = False
+# The preloaded set (`preload`): programs, replaced by their patterns once compiled, and
+# the keys this run had to compile without it (stored by `remember`).
+_preloaded: dict[Key, Any] | None = None
+_missed: set[Key] = set()
 
 
 def compile(pattern: str, flags: int = 0) -> re.Pattern[str]:  # noqa: A001 - re's name
-    """re.compile(pattern, flags); from the cached program inside a `cached()` block."""
+    """re.compile(pattern, flags); from the cached program inside a `cached()` block or
+    after `preload`, without importing `re` (~5 ms of a one-file hook run with `enum`)."""
     global _added
+    flags = int(flags)
     table = _active
     if table is None:
+        pre = _preloaded
+        if pre is not None:
+            key = (pattern, flags)
+            hit = pre.get(key)
+            if type(hit) is tuple:  # a program, compiled on first use
+                try:
+                    hit = pre[key] = _from_program(pattern, hit)
+                except Exception:  # noqa: BLE001 - a program this Python rejects
+                    hit = None
+            if hit is not None:
+                return hit  # type: ignore[no-any-return]
+            _missed.add(key)
+        import re
+
         return re.compile(pattern, flags)
-    key = (pattern, int(flags))
+    key = (pattern, flags)
     program = table.get(key)
     if program is not None:
         try:
@@ -54,14 +85,24 @@ def compile(pattern: str, flags: int = 0) -> re.Pattern[str]:  # noqa: A001 - re
             _used.add(key)
             return compiled
     try:
-        program = _program(pattern, int(flags))
+        program = _program(pattern, flags)
         compiled = _from_program(pattern, program)
     except Exception:  # noqa: BLE001 - the private compiler differs: the public one
+        import re
+
         return re.compile(pattern, flags)
     table[key] = program
     _used.add(key)
     _added = True
     return compiled
+
+
+_SPECIAL = {i: "\\" + chr(i) for i in b"()[]{}?*+-|^$\\.&~# \t\n\r\v\f"}
+
+
+def escape(text: str) -> str:
+    """re.escape(text), without importing `re`."""
+    return text.translate(_SPECIAL)
 
 
 class cached:  # lower case: used as `with patterns.cached():`, like a function
@@ -96,38 +137,24 @@ class cached:  # lower case: used as `with patterns.cached():`, like a function
 
 
 def preload(name: str, cache_dir: str | Path | None = None) -> set[Key]:
-    """Put the stored programs of pattern set `name` into `re`'s own cache, so the
-    `re.compile` calls a run makes (module-level patterns included: call this before the
-    imports) find their patterns compiled. Returns the keys put there (for `remember`).
-    Does nothing where `re` keeps no such cache."""
+    """Make the stored programs of pattern set `name` what `compile` returns from now on
+    (module-level patterns included: call this before the imports), so a run that
+    compiles only known patterns never imports `re`. Returns the keys loaded."""
+    global _preloaded
     try:
-        return _preload(name, cache_dir)
+        path = _cache_path(cache_dir, name)
+        table = _read(path) if path is not None else {}
     except Exception:  # noqa: BLE001 - only a cache: the patterns compile as usual
-        return set()
-
-
-def _preload(name: str, cache_dir: str | Path | None) -> set[Key]:
-    cache = getattr(re, "_cache", None)
-    path = _cache_path(cache_dir, name)
-    if not isinstance(cache, dict) or path is None:
-        return set()
-    put: set[Key] = set()
-    for key, program in _read(path).items():
-        pattern, flags = key
-        if (type(pattern), pattern, flags) in cache:
-            put.add(key)
-            continue
-        try:
-            cache[type(pattern), pattern, flags] = _from_program(pattern, program)
-        except Exception:  # noqa: BLE001 - another build's program: compiled when used
-            continue
-        put.add(key)
-    return put
+        table = {}
+    _preloaded = dict(table)
+    _missed.clear()
+    return set(table)
 
 
 def remember(name: str, loaded: set[Key], cache_dir: str | Path | None = None) -> None:
-    """Store the programs of the patterns `re` compiled in this run beyond the `loaded`
-    ones (the first runs of a new version; later runs find nothing new and write nothing)."""
+    """Store the programs of the patterns `compile` had to compile in this run beyond the
+    `loaded` ones (the first runs of a new version; later runs find nothing new and
+    write nothing)."""
     try:
         _remember(name, loaded, cache_dir)
     except Exception:  # noqa: BLE001 - only a cache
@@ -135,17 +162,14 @@ def remember(name: str, loaded: set[Key], cache_dir: str | Path | None = None) -
 
 
 def _remember(name: str, loaded: set[Key], cache_dir: str | Path | None) -> None:
-    cache = getattr(re, "_cache", None)
+    new = _missed - loaded
     path = _cache_path(cache_dir, name)
-    if not isinstance(cache, dict) or path is None:
-        return
-    new = {(k[1], k[2]) for k in list(cache)
-           if len(k) == 3 and k[0] in (str, bytes) and isinstance(k[2], int)} - loaded
-    if not new:
+    if not new or path is None:
         return
     table = _read(path)
     if len(table) + len(new) > MAX_PRELOAD:
         table = {}  # grown with patterns no run uses now: start over from this run's
+        new = set(_missed)
     for key in new:
         try:
             table[key] = _program(*key)

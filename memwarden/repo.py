@@ -7,17 +7,15 @@ paths and hex object ids so callers never handle pygit2 objects.
 from __future__ import annotations
 
 import os
-import re
 import stat
 import time
-from collections import namedtuple
-from collections.abc import Callable, Iterator
-from functools import cached_property
 
+from memwarden import patterns
 from memwarden.digest import sha1
 from memwarden.errors import MemwardenError
 from memwarden.layout import GOVERNED_FILES, GOVERNED_PREFIXES, is_governed
-from memwarden.records import FrozenRecord
+from memwarden.memo import cached_property
+from memwarden.records import FrozenRecord, tuple_record
 
 MODE_FILE = 0o100644
 MODE_EXEC = 0o100755
@@ -42,13 +40,14 @@ class Entry(FrozenRecord):
 
 TYPE_CHECKING = False  # `typing` costs a one-file hook ~5 ms: annotations only
 if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator
     from pathlib import Path  # imported where a Path is made: a hook run does without it
     from typing import Any
 
     import pygit2
 
 # one entry of a raw tree object: mode, name, 20-byte object id
-_TREE_ENTRY = re.compile(rb"([0-7]+) ([^\0]*)\0(.{20})", re.S)
+_TREE_ENTRY = patterns.compile(rb"([0-7]+) ([^\0]*)\0(.{20})", patterns.DOTALL)
 
 
 def _tree_entries(raw: bytes, start: int, stop: int | None = None
@@ -112,7 +111,7 @@ def _middle_entries(a: tuple[bytes, list[int] | None], rb: bytes
     return _tree_entries(ra, start, end_a)[0], eb
 
 
-class _Written(namedtuple("_Written", "parent time paths message")):
+class _Written(tuple_record("_Written", "parent time paths message")):
     """A commit this process wrote (parent id, commit time, the frozenset of paths it
     changed, its message bytes): walks of main's history read it from memory."""
 

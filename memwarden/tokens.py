@@ -14,15 +14,14 @@ from __future__ import annotations
 import _thread
 import marshal
 import os
-import re
-from collections.abc import Iterable
 
-from memwarden import packdata
+from memwarden import packdata, patterns
 from memwarden.digest import sha256
 from memwarden.errors import EncodingUnavailable
 
 TYPE_CHECKING = False  # `typing` costs a one-file hook ~5 ms: annotations only
 if TYPE_CHECKING:
+    from collections.abc import Iterable
     from pathlib import Path  # with urllib.parse: ~4 ms of a one-file hook
     from typing import Any
 
@@ -322,7 +321,7 @@ def verify_encoding(name: str) -> None:
 # inside a punctuation piece), so a text's token count is the sum of its parts' counts
 # (proven by tests/test_evict_parts.py): two versions of a file that differ in a few lines
 # differ only in the counts of a few parts.
-PART = re.compile(r"(?<=\n)(?=[^\s/])")
+PART = patterns.compile(r"(?<=\n)(?=[^\s/])")
 
 
 def count_edited(text: str, known: str, known_count: int, encoding: str) -> int:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable, Iterable
 
 from memwarden import __version__
 from memwarden.cachedir import ShardedCache, read_sealed, remove_legacy, write_sealed
@@ -26,6 +25,7 @@ from memwarden.tokens import TokenCounter, get_encoder, verify_encoding
 TYPE_CHECKING = False  # `typing` costs a one-file hook ~5 ms: annotations only
 if TYPE_CHECKING:
     import datetime as _dt
+    from collections.abc import Callable, Iterable
     from pathlib import Path  # with urllib.parse: ~4 ms of a one-file hook
     from typing import Any
 

@@ -9,13 +9,14 @@ validates thousands of documents against a dozen schemas).
 
 from __future__ import annotations
 
-import re
-from collections.abc import Callable
-from functools import cache
+from memwarden import patterns
+from memwarden.memo import cache
 
 TYPE_CHECKING = False  # `typing` costs a one-file hook ~5 ms: annotations only
 if TYPE_CHECKING:
-    from typing import Any
+    import re
+    from collections.abc import Callable
+    from typing import Any, TypeAlias
 
 _ANNOTATIONS = frozenset({"$id", "$schema", "description", "title", "default", "examples",
                           "$comment"})
@@ -33,7 +34,7 @@ _TYPES: dict[str, Callable[[Any], bool]] = {
 
 @cache
 def _regex(pattern: str) -> re.Pattern[str]:
-    return re.compile(pattern)
+    return patterns.compile(pattern)
 
 
 def _pattern_ok(pattern: str, value: str) -> bool:
@@ -122,7 +123,7 @@ def _check(key: str, want: Any, schema: dict[str, Any], value: Any,
     return None  # allOf, if/then, patternProperties...: let jsonschema decide
 
 
-Check = Callable[[object], bool]
+Check: TypeAlias = "Callable[[object], bool]"  # names: type checkers only
 
 
 def _always(value: Any) -> bool:

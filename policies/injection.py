@@ -48,23 +48,22 @@ to compile. Both ways find exactly the same triggers (tests/test_injection_fast.
 from __future__ import annotations
 
 import binascii
-import bisect
 import os
-import re
 import unicodedata
-from collections import namedtuple
-from collections.abc import Callable, Iterable, Iterator
-from functools import cache
 
 from memwarden import packdata, patterns
 from memwarden.findings import ERROR, WARNING, Finding, make
 from memwarden.memfile import MemFile
+from memwarden.memo import cache
 from memwarden.policies.context import FileContext
 from memwarden.policies.registry import rule
+from memwarden.records import tuple_record
 
 TYPE_CHECKING = False  # `typing` costs a one-file hook ~5 ms: annotations only
 if TYPE_CHECKING:
-    from typing import Any
+    import re
+    from collections.abc import Callable, Iterable, Iterator
+    from typing import Any, TypeAlias
 
 # Every governed kind except `config` (see the module docstring).
 SCANNED_KINDS = frozenset({
@@ -78,7 +77,7 @@ BASE64_MIN = 200
 HEX_MIN = 256
 SNIPPET_MAX = 400
 
-_LINE_BREAK = re.compile(r"\r\n|\r|\n")  # as memwarden.memfile.split_lines
+_LINE_BREAK = patterns.compile(r"\r\n|\r|\n")  # as memwarden.memfile.split_lines
 
 
 class _Lazy:
@@ -105,11 +104,15 @@ def _lazy(name: str, pattern: str, flags: int = 0) -> re.Pattern[str]:
     return _Lazy(name, pattern, flags)  # type: ignore[return-value]  # quacks like one
 
 
-class Hit(namedtuple("Hit", "rule severity start end message snippet")):
+# A link reference definition's tail (`[label]: <url>`): the label is not a role label.
+_LINK_DEF = _lazy("_LINK_DEF", r":\s*(?:[a-z][a-z0-9+.-]*:|/|#|<)")
+
+
+class Hit(tuple_record("Hit", "rule severity start end message snippet")):
     """One marker: which rule (str), its severity (str), where (start and end offsets into
-    the scanned text), why (message) and the text (snippet). Named tuples from
-    `collections` rather than dataclasses or typing.NamedTuple: a dataclass costs ~0.6 ms
-    to define and `typing` ~5 ms to import, paid by every hook run."""
+    the scanned text), why (message) and the text (snippet). Named tuples (see
+    memwarden.records.tuple_record) rather than dataclasses or typing.NamedTuple: a
+    dataclass costs ~0.6 ms to define and `typing` ~5 ms to import, paid by every hook run."""
 
     __slots__ = ()
 
@@ -276,7 +279,7 @@ class Phrase:
 
 
 def _phrase_regex(trigger: str) -> str:
-    return r"\s+".join(re.escape(w) for w in trigger.split())
+    return r"\s+".join(patterns.escape(w) for w in trigger.split())
 
 
 @cache
@@ -313,7 +316,7 @@ class _Combined:
         return self._regex
 
 
-class _Action(namedtuple("_Action", "phrases role react")):
+class _Action(tuple_record("_Action", "phrases role react")):
     """What a trigger hit asks for: phrases to match (a _Combined or None), a role-label
     check (bool) or a ReAct check (bool)."""
 
@@ -345,7 +348,7 @@ def _action_for(trig: str, actions: dict[str, _Action]) -> _Action:
     return act
 
 
-class RoleLabel(namedtuple("RoleLabel", "cls label")):
+class RoleLabel(tuple_record("RoleLabel", "cls label")):
     """A role label and its class: always | strong | label | turn | turncaps."""
 
     __slots__ = ()
@@ -370,7 +373,7 @@ def _trie_regex(words: list[str]) -> str:
         node[""] = {}
 
     def emit(node: dict[str, dict]) -> str:
-        alts = [(r"\s+" if ch == " " else re.escape(ch)) + emit(sub)
+        alts = [(r"\s+" if ch == " " else patterns.escape(ch)) + emit(sub)
                 for ch, sub in sorted(node.items()) if ch]
         if not alts:
             return ""
@@ -399,7 +402,7 @@ _UNICODE_SPACES = frozenset("\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u200
                             "\u2009\u200a\u202f\u205f\u3000")
 
 
-LinePattern = tuple[re.Pattern[str], re.Pattern[str]]
+LinePattern: TypeAlias = "tuple[re.Pattern[str], re.Pattern[str]]"  # names: type checkers only
 
 
 def _line_pattern(body: str) -> LinePattern:
@@ -431,12 +434,12 @@ def _role_line() -> re.Pattern[str]:
     firsts = sorted({label.split(" ")[0] for label in _role_labels()}, key=len, reverse=True)
     return patterns.compile(
         r"[ \t]*(?:>[ \t]*)*(?P<bullet>[-*+][ \t]+)?(?P<hashes>#{1,6}[ \t]*)?[*_]{0,2}"
-        r"(?P<label>(?:" + "|".join(re.escape(w) for w in firsts)
+        r"(?P<label>(?:" + "|".join(patterns.escape(w) for w in firsts)
         + r")(?![^\W\d_])(?:[ \t]+[^\W\d_]+)?)[*_]{0,2}[ \t]*(?P<colon>:)?[*_]{0,2}")
 
 
 def _firsts(words: list[str]) -> str:
-    return "".join(sorted({re.escape(w[0]) for w in words}))
+    return "".join(sorted({patterns.escape(w[0]) for w in words}))
 
 
 def _starting(words: list[str]) -> str:
@@ -891,7 +894,7 @@ class _Scanner:
                 return True  # `[system](#context)`: a role label disguised as a link
             if nxt in ("(", "["):  # a Markdown link or reference, not a label
                 return False
-            if nxt == ":" and re.match(r":\s*(?:[a-z][a-z0-9+.-]*:|/|#|<)", low[e:e + 40]):
+            if nxt == ":" and _LINK_DEF.match(low[e:e + 40]):
                 return False  # link reference definition
             if word in ("user", "assistant", "human"):
                 ls = _line_start(low, m.start())
@@ -919,6 +922,8 @@ class _Scanner:
         markers inside were found by the passes over the whole text."""
         if not self.comments:
             return
+        import bisect  # a shared library: loaded only when needed
+
         inner = sorted((h.start, h.rule) for h in self.hits if h.rule != "MW305")
         starts = [st for st, _ in inner]
         for s, end in self.comments:
@@ -1259,7 +1264,7 @@ def _bracket_regexes() -> tuple[re.Pattern[str], ...]:
 
 def _token_alt(first: str) -> str:
     items = [t[1:] for t in _chat_tokens() if t.startswith(first)]
-    return "|".join(re.escape(t) for t in sorted(items, key=len, reverse=True)) or "(?!)"
+    return "|".join(patterns.escape(t) for t in sorted(items, key=len, reverse=True)) or "(?!)"
 
 
 @cache
@@ -1325,7 +1330,7 @@ _NAME_KEY = _lazy(
 _SCHEME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789+.-")
 # A colon that starts `://`, ends "script:" or sits in "data:text/html" (see _colon_marks).
 _COLON_MARK = _lazy("_COLON_MARK", r":(?=//|(?<=script:)|(?<=data:)text/html)")
-_URL_TAIL = re.compile(r"[^\s<>\"'`)]+")
+_URL_TAIL = patterns.compile(r"[^\s<>\"'`)]+")
 
 
 def _url_suspect(rest: str) -> bool:
@@ -1342,13 +1347,13 @@ def _url_suspect(rest: str) -> bool:
     return False
 
 
-_PLACEHOLDER_CHAR = re.compile(r"[{\[$<]|%7[bB]|=\[")
+_PLACEHOLDER_CHAR = patterns.compile(r"[{\[$<]|%7[bB]|=\[")
 _IMG_SRC = _lazy("_IMG_SRC", r"<img\b[^<>]*\bsrc\s*=\s*[\"']?$")
 
 _B64_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=_-")
-_B64_SAMPLE_RUN = re.compile(r"[A-Za-z0-9+/=_\-\\]{8,}")
-_B64_RUN_FWD = re.compile(r"[A-Za-z0-9+/=_\-]*")
-_HEX_ONLY = re.compile(r"[0-9a-fA-F]+")
+_B64_SAMPLE_RUN = patterns.compile(r"[A-Za-z0-9+/=_\-\\]{8,}")
+_B64_RUN_FWD = patterns.compile(r"[A-Za-z0-9+/=_\-]*")
+_HEX_ONLY = patterns.compile(r"[0-9a-fA-F]+")
 _ESCAPED_HEX = _lazy("_ESCAPED_HEX", r"\\x[0-9a-fA-F]{2}(?:\\x[0-9a-fA-F]{2}){63,}")
 _WRAPPED_B64 = _line_pattern(
     r"([ \t]*[A-Za-z0-9+/]{40,}={0,2}[ \t]*(?:\r?\n[ \t]*[A-Za-z0-9+/]{16,}={0,2}[ \t]*){2,})")
@@ -1446,13 +1451,14 @@ _EXFIL_WORDS = _lazy(
     "_EXFIL_WORDS",
     r"secret|token|passw|passwd|pwd|key|credential|cred|data|conversation|history|memory|"
     r"context|prompt|info|summary|chat|message|content|text|output|env|cookie|session|email|"
-    r"user|name|address|phone|card|ssn|leak|exfil|payload|dump|q\b", re.I)
+    r"user|name|address|phone|card|ssn|leak|exfil|payload|dump|q\b", patterns.IGNORECASE)
 _PLACEHOLDER_CASED = _lazy(
     "_PLACEHOLDER_CASED",
     r"\{\{[^{}]{0,80}\}\}|\$\{[^{}]{0,80}\}|\$\([^()]{0,80}\)|%7[bB]%7[bB]"
     r"|\{[A-Za-z_][\w.\- ]{0,40}\}|\[[A-Z][A-Z0-9_ ]{1,30}\]|<[A-Z][A-Z0-9_]{1,30}>"
     r"|\$[A-Z][A-Z0-9_]{2,}")
-_UUID = _lazy("_UUID", r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", re.I)
+_UUID = _lazy("_UUID", r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}",
+              patterns.IGNORECASE)
 _BLOB = _lazy("_BLOB", r"[A-Za-z0-9+/=_%\-]{32,}")
 _PCT = _lazy("_PCT", r"%[0-9A-Fa-f]{2}")
 
@@ -1640,6 +1646,8 @@ def _scan_json_mapped(text: str, kind: str, walk: bool | None = None) -> list[Hi
     if not parts:
         return []
     virtual = "\n".join(parts)
+    import bisect
+
     out = []
     for h in _Scanner(virtual, kind, walk).run():
         k = bisect.bisect_right(seg_starts, h.start) - 1
@@ -1666,6 +1674,8 @@ class _LineIndex:
         self.n_lines = max(1, len(self.starts) - ends_with_break)  # == len(split_lines(text))
 
     def locate(self, offset: int) -> tuple[int, int]:
+        import bisect  # a shared library: loaded only when needed
+
         k = bisect.bisect_right(self.starts, offset) - 1
         if k >= self.n_lines:  # past the final line break: the end of the last line
             k = self.n_lines - 1

@@ -6,14 +6,12 @@ from these definitions, so they cannot drift apart.
 
 from __future__ import annotations
 
-import importlib
-from collections.abc import Callable, Iterable
-
 from memwarden.findings import Finding
 from memwarden.records import FrozenRecord
 
 TYPE_CHECKING = False  # `typing` costs a one-file hook ~5 ms: annotations only
 if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable
     from typing import Any
 
 FILE = "file"  # check(mf: MemFile, ctx: FileContext) -> Iterable[Finding]; cached per blob
@@ -106,7 +104,7 @@ def register(r: Rule) -> None:
 
 def _load(families: tuple[str, ...] = FAMILIES) -> None:
     for family in families:
-        importlib.import_module(f"memwarden.policies.{family}")
+        __import__(f"memwarden.policies.{family}")  # not importlib: ~0.5 ms of a hook
 
 
 def check_rules() -> list[Rule]:

@@ -10,17 +10,13 @@ time, never a traceback. MW205 (status transitions) needs a diff and lives with 
 
 from __future__ import annotations
 
-import bisect
-import re
-from collections.abc import Callable, Iterable, Iterator
-from functools import cache
-
-from memwarden import packdata
+from memwarden import packdata, patterns
 from memwarden.cachedir import json_loads
 from memwarden.entries import fact_problems, loop_problems, parse_decisions, valid_date
 from memwarden.findings import ERROR, WARNING, Finding, make
 from memwarden.layout import DATE_FILE_RE, RUN_DIR_RE, RUN_FILE_RE, timeline_date
 from memwarden.memfile import FrontMatter, MemFile
+from memwarden.memo import cache
 from memwarden.policies.context import FileContext, TreeContext
 from memwarden.policies.fastschema import Check, compile_valid
 from memwarden.policies.registry import TREE, rule, tree_part
@@ -28,6 +24,8 @@ from memwarden.records import FrozenRecord
 
 TYPE_CHECKING = False  # `typing` costs a one-file hook ~5 ms: annotations only
 if TYPE_CHECKING:  # jsonschema costs ~70 ms to import: only files with schemas pay for it
+    import re
+    from collections.abc import Callable, Iterable, Iterator
     from typing import Any
 
     from jsonschema import FormatChecker, ValidationError
@@ -63,7 +61,7 @@ def load_schema(name: str) -> dict[str, Any]:
     return json_loads(text)  # type: ignore[no-any-return]
 
 
-_ISO_TIME = re.compile(
+_ISO_TIME = patterns.compile(
     r"[0-9]{2}:[0-9]{2}(:[0-9]{2}([.,][0-9]{1,9})?)?(Z|z|[+-][0-9]{2}(:?[0-9]{2})?)?")
 
 
@@ -104,7 +102,7 @@ def _only_strings(fn: Callable[[str], bool]) -> Callable[[object], bool]:
 
 @cache
 def _regex(pattern: str) -> re.Pattern[str]:
-    return re.compile(pattern)
+    return patterns.compile(pattern)
 
 
 def _pattern(validator: Any, pattern: str, instance: Any, schema: Any) -> Iterator[ValidationError]:
@@ -197,12 +195,12 @@ def _fast_parts(kind: str) -> tuple[dict[str, Any], tuple[dict[str, Any], ...],
     pair (which fastschema leaves to jsonschema)."""
     schema = load_schema(kind)
     strip = {"allOf"}
-    patterns = schema.get("patternProperties")
-    if isinstance(patterns, dict):
+    pattern_props = schema.get("patternProperties")
+    if isinstance(pattern_props, dict):
         strip |= {"patternProperties", "additionalProperties"}
     base = {k: v for k, v in schema.items() if k not in strip}
     conditions = tuple(schema.get("allOf", ()))
-    return base, conditions, patterns if isinstance(patterns, dict) else None, \
+    return base, conditions, pattern_props if isinstance(pattern_props, dict) else None, \
         schema.get("additionalProperties", True)
 
 
@@ -250,12 +248,13 @@ class _Checks(FrozenRecord):
 
 @cache
 def _checks(kind: str) -> _Checks:
-    base, conditions, patterns, additional = _fast_parts(kind)
+    base, conditions, pattern_props, additional = _fast_parts(kind)
     props = base.get("properties", {})
     compiled_props = {k: compile_valid(sub, _FAST_FORMATS) for k, sub in props.items()} \
         if isinstance(props, dict) else {}
-    compiled_patterns = None if patterns is None else tuple(
-        (re.compile(p), compile_valid(sub, _FAST_FORMATS)) for p, sub in patterns.items())
+    compiled_patterns = None if pattern_props is None else tuple(
+        (patterns.compile(p), compile_valid(sub, _FAST_FORMATS))
+        for p, sub in pattern_props.items())
     compiled_conditions = None
     if all(isinstance(cond, dict) and all(k in _CONDITION_KEYS or k.startswith("x-")
                                           for k in cond) for cond in conditions):
@@ -380,10 +379,10 @@ def _describe(error: ValidationError, where: str) -> list[Issue]:
                 for k in error.validator_value if isinstance(inst, dict) and k not in inst]
     if v == "additionalProperties" and isinstance(inst, dict):
         known = sorted(sch.get("properties", {}))
-        patterns = [_regex(p) for p in sch.get("patternProperties", {})]
+        prop_patterns = [_regex(p) for p in sch.get("patternProperties", {})]
         out = []
         for extra in sorted(set(inst) - set(known)):
-            if any(p.search(extra) for p in patterns):
+            if any(p.search(extra) for p in prop_patterns):
                 continue
             import difflib  # only for this message: a hook run seldom needs it
 
@@ -490,8 +489,8 @@ def load_json(text: str) -> tuple[Any, JsonProblem | None]:
         return None, JsonProblem(f"invalid JSON: {exc}", 1, 1)
 
 
-_JSON_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[{}\[\]:,]|[^\s{}\[\]:,"]+')
-_NEWLINE = re.compile(r"\r\n|\r|\n")
+_JSON_TOKEN = patterns.compile(r'"(?:[^"\\]|\\.)*"|[{}\[\]:,]|[^\s{}\[\]:,"]+')
+_NEWLINE = patterns.compile(r"\r\n|\r|\n")
 
 
 def json_positions(text: str) -> tuple[dict[Path, tuple[int, int]],
@@ -501,6 +500,7 @@ def json_positions(text: str) -> tuple[dict[Path, tuple[int, int]],
     A token scan, not a parser: call it on text that json already accepted (or to locate
     a duplicate key). Iterative, so nesting depth costs no stack.
     """
+    import bisect
     import json  # only JSON files need it: a Markdown hook run does without
 
     starts = [0] + [m.end() for m in _NEWLINE.finditer(text)]
@@ -737,7 +737,7 @@ def _check_jsonl(mf: MemFile) -> Iterator[Finding]:
     yield from out.done()
 
 
-_ID_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
+_ID_RE = patterns.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 
 
 def _jsonl_fast_ok(value: dict[str, Any]) -> bool:

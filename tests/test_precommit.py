@@ -145,7 +145,7 @@ def test_manifest_fields():
     assert hooks["memwarden-commit-msg"]["stages"] == ["commit-msg"]
     assert hooks["memwarden-prepare-commit-msg"]["stages"] == ["prepare-commit-msg"]
     for h in (hooks[i] for i in HOOK_IDS):
-        assert h["entry"] == "memwarden check" and h["language"] == "python"
+        assert h["entry"] == "memwarden-check" and h["language"] == "python"
         assert h["pass_filenames"] is True and h["stages"] == ["pre-commit"]
         assert h["name"] and h["description"]
         assert "symlink" in h["types_or"] and h["types"] == []
