@@ -54,14 +54,16 @@ def run_check(files: list[str], rev: str | None, config_path: str | None,
     policies/engine.py `check`."""
     from memwarden.config import load_config, load_config_at
     from memwarden.findings import summarize
+    from memwarden.gitfiles import locate
     from memwarden.policies.engine import check, normalise_path
     from memwarden.policies.registry import all_rules
-    from memwarden.repo import locate, open_repo
     from memwarden.report import render
     from memwarden.source import TreeSource, WorktreeSource
 
     cwd = os.fspath(cwd) if cwd is not None else os.getcwd()
     if rev is not None:
+        from memwarden.repo import open_repo
+
         repo = open_repo(cwd)
         if repo is None:
             raise MemwardenError(f"--rev {rev}: {cwd} is not inside a git repository")
@@ -78,6 +80,8 @@ def run_check(files: list[str], rev: str | None, config_path: str | None,
             root = os.path.realpath(found[1]) if found is not None and found[1] else cwd
             cache_dir = os.path.join(git_dir, "memwarden") if git_dir and use_cache else None
         else:
+            from memwarden.repo import open_repo
+
             repo = open_repo(cwd)
             root = repo.root if repo is not None and repo.root is not None else cwd
             cache_dir = repo.cache_dir if (repo is not None and use_cache) else None

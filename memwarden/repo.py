@@ -13,30 +13,21 @@ import time
 from memwarden import patterns
 from memwarden.digest import sha1
 from memwarden.errors import MemwardenError
+from memwarden.gitfiles import (  # noqa: F401 - re-exported: memwarden.repo is the door to git
+    MODE_EXEC,
+    MODE_FILE,
+    MODE_GITLINK,
+    MODE_LINK,
+    MODE_TREE,
+    Entry,
+    file_mode,
+    hash_blob,
+    locate,
+    looks_like_git_dir,
+)
 from memwarden.layout import GOVERNED_FILES, GOVERNED_PREFIXES, is_governed
 from memwarden.memo import cached_property
-from memwarden.records import FrozenRecord, tuple_record
-
-MODE_FILE = 0o100644
-MODE_EXEC = 0o100755
-MODE_LINK = 0o120000
-MODE_GITLINK = 0o160000
-MODE_TREE = 0o040000
-
-
-class Entry(FrozenRecord):
-    """A file as git sees it: path, mode and blob id (None for worktree-only oddities)."""
-
-    __slots__ = ("path", "mode", "oid", "stat_key")
-    path: str
-    mode: int
-    oid: str | None
-    stat_key: tuple[int, ...] | None  # worktree: (mtime_ns, size, ino, ctime_ns)
-
-    def __init__(self, path: str, mode: int, oid: str | None,
-                 stat_key: tuple[int, ...] | None = None) -> None:
-        super().__init__(path, mode, oid, stat_key)
-
+from memwarden.records import tuple_record
 
 TYPE_CHECKING = False  # `typing` costs a one-file hook ~5 ms: annotations only
 if TYPE_CHECKING:
@@ -706,44 +697,6 @@ class Repo:
             return False
 
 
-def hash_blob(data: bytes) -> str:
-    """The git blob id of `data` (what `git hash-object` prints)."""
-    return sha1(b"blob %d\x00" % len(data) + data).hexdigest()
-
-
-def _looks_like_git_dir(d: str) -> bool:
-    join = os.path.join
-    return (os.path.isfile(join(d, "HEAD")) and os.path.isdir(join(d, "objects"))
-            and os.path.isdir(join(d, "refs")))
-
-
-def locate(start: str | Path) -> tuple[str, str | None] | None:
-    """(git dir, work tree or None for bare) for the repository holding `start`, as
-    plain strings, not resolved (open_repo resolves; a hook run does without pathlib)."""
-    cur = os.path.abspath(start)
-    if os.path.isfile(cur):
-        cur = os.path.dirname(cur)
-    while True:
-        dot = os.path.join(cur, ".git")
-        if os.path.isdir(dot) and _looks_like_git_dir(dot):
-            return dot, cur
-        if os.path.isfile(dot):
-            try:
-                with open(dot, encoding="utf-8") as fh:
-                    line = fh.read().strip()
-            except (OSError, ValueError):
-                return None
-            if line.startswith("gitdir:"):
-                target = line[7:].strip()
-                return (target if os.path.isabs(target) else os.path.join(cur, target)), cur
-        if _looks_like_git_dir(cur):
-            return cur, None
-        parent = os.path.dirname(cur)
-        if parent == cur:
-            return None
-        cur = parent
-
-
 def open_repo(start: Path | str = ".") -> Repo | None:
     """The repository containing `start`, or None outside any repository."""
     from pathlib import Path
@@ -777,13 +730,13 @@ def worktree_entries(root: Path, repo: Repo | None) -> Iterator[Entry]:
     for name in sorted(os.listdir(base)):
         if name in GOVERNED_FILES:
             if not ignored(name, False):
-                yield Entry(name, _mode(os.lstat(os.path.join(base, name))), None)
+                yield Entry(name, file_mode(os.lstat(os.path.join(base, name))), None)
         elif f"{name}/" in GOVERNED_PREFIXES:
             st = os.lstat(os.path.join(base, name))
             if stat.S_ISDIR(st.st_mode):
                 yield from _walk_dir(base, name, ignored)
             else:
-                yield Entry(name, _mode(st), None)
+                yield Entry(name, file_mode(st), None)
 
 
 def _git_listed(repo: Repo) -> list[str] | None:
@@ -811,7 +764,7 @@ def _entries_from_list(root: Path, paths: list[str]) -> Iterator[Entry]:
             if os.path.exists(os.path.join(full, ".git")):
                 yield Entry(path, MODE_GITLINK, None)
             continue
-        yield Entry(path, _mode(st), None,
+        yield Entry(path, file_mode(st), None,
                     (st.st_mtime_ns, st.st_size, st.st_ino, st.st_ctime_ns))
 
 
@@ -834,15 +787,7 @@ def _walk_dir(base: str, rel: str, ignored: Callable[[str, bool], bool]) -> Iter
             else:
                 yield from _walk_dir(base, path, ignored)
         elif not ignored(path, False):
-            yield Entry(path, _mode(d.stat(follow_symlinks=False)), None)
-
-
-def _mode(st: os.stat_result) -> int:
-    if stat.S_ISLNK(st.st_mode):
-        return MODE_LINK
-    if stat.S_ISREG(st.st_mode):
-        return MODE_EXEC if st.st_mode & 0o111 else MODE_FILE
-    return 0
+            yield Entry(path, file_mode(d.stat(follow_symlinks=False)), None)
 
 
 # Pushes of this many refs or more go through a ref-less twin (Repo._refless_twin).

@@ -10,9 +10,9 @@ import os
 import stat as _stat
 
 from memwarden.cachedir import ShardedCache, remove_legacy
+from memwarden.gitfiles import MODE_GITLINK, MODE_LINK, Entry, hash_blob
 from memwarden.layout import classify
 from memwarden.memfile import MAX_FILE_BYTES, MemFile
-from memwarden.repo import MODE_GITLINK, MODE_LINK, Entry, hash_blob, worktree_entries
 
 TYPE_CHECKING = False  # `typing` costs a one-file hook ~5 ms: annotations only
 if TYPE_CHECKING:
@@ -108,6 +108,8 @@ class WorktreeSource:
         self.stats.save()
 
     def all_entries(self) -> dict[str, Entry]:
+        from memwarden.repo import worktree_entries  # the whole tree: not a hook's few files
+
         return {e.path: e for e in worktree_entries(self.root, self.repo)}
 
     def entry(self, path: str) -> Entry | None:

@@ -14,11 +14,11 @@ from memwarden import __version__
 from memwarden.cachedir import ShardedCache, read_sealed, remove_legacy, write_sealed
 from memwarden.config import Config
 from memwarden.findings import ERROR, Finding, make
+from memwarden.gitfiles import Entry
 from memwarden.layout import LAYER1, classify, is_governed
 from memwarden.memfile import MemFile
 from memwarden.policies.context import FileContext, TreeContext
 from memwarden.policies.registry import FAMILIES, FILE, Rule, check_rules, tree_checks
-from memwarden.repo import Entry
 from memwarden.source import Source, WorktreeSource
 from memwarden.tokens import TokenCounter, get_encoder, verify_encoding
 

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from memwarden import patterns
 from memwarden.findings import ERROR, Finding, make
+from memwarden.gitfiles import MODE_GITLINK, MODE_LINK
 from memwarden.layout import AGENT_ID_RE
 from memwarden.memfile import MemFile
 from memwarden.policies.context import FileContext
 from memwarden.policies.registry import rule
-from memwarden.repo import MODE_GITLINK, MODE_LINK
 
 TYPE_CHECKING = False  # `typing` costs a one-file hook ~5 ms: annotations only
 if TYPE_CHECKING:

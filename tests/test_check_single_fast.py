@@ -204,8 +204,8 @@ def test_a_one_file_check_in_a_fresh_process_imports_little(tmp_path: Path) -> N
                               text=True, env=env)
         assert proc.returncode == 0, proc.stderr
     loaded = set(proc.stdout.split())
-    for name in ("yaml", "tomllib", "click", "difflib", "jsonschema",
-                 "memwarden.policies.commits", "memwarden.trailers"):
+    for name in ("yaml", "tomllib", "click", "difflib", "jsonschema", "pygit2",
+                 "memwarden.policies.commits", "memwarden.trailers", "memwarden.repo"):
         assert name not in loaded, name
     assert "memwarden.policies.injection" in loaded
 
