@@ -67,6 +67,36 @@ repos:
 """
 
 
+# A do-nothing `language: python` hook, to time what pre-commit itself spends on any hook of
+# that language: besides the no-op floor above, its environment's health check starts the
+# environment's Python twice (`python -S -c ...`) on every run.
+NOOP_PYTHON_HOOK = {
+    ".pre-commit-hooks.yaml": "- id: noop\n  name: noop\n  entry: 'true'\n"
+                              "  language: python\n  files: ^memory/\n",
+    "pyproject.toml": '[build-system]\nrequires = ["setuptools>=68"]\n'
+                      'build-backend = "setuptools.build_meta"\n'
+                      '[project]\nname = "mw-noop-hook"\nversion = "0"\n'
+                      '[tool.setuptools]\npy-modules = []\n',
+}
+
+
+def noop_python_config(tmp: Path) -> Path:
+    """A config whose one hook is NOOP_PYTHON_HOOK, from a git repository made in `tmp`."""
+    hook_repo = tmp / "noop-python-hook"
+    hook_repo.mkdir()
+    for name, text in NOOP_PYTHON_HOOK.items():
+        (hook_repo / name).write_text(text, "utf-8")
+    ident = ["-c", "user.name=bench", "-c", "user.email=bench@memwarden.invalid"]
+    for args in (["init", "-q"], ["add", "-A"], [*ident, "commit", "-q", "-m", "noop hook"]):
+        subprocess.run(["git", *args], cwd=hook_repo, check=True, capture_output=True)
+    rev = subprocess.run(["git", "rev-parse", "HEAD"], cwd=hook_repo, check=True,
+                         capture_output=True, text=True).stdout.strip()
+    cfg = tmp / "noop-python-config.yaml"
+    cfg.write_text(PUBLISHED_CONFIG.replace("memwarden-check", "noop").format(
+        repo=hook_repo, rev=rev), "utf-8")
+    return cfg
+
+
 def published_config(tmp: Path) -> Path:
     """A config using the hook as users get it: this checkout's .pre-commit-hooks.yaml at
     its HEAD commit, installed by pre-commit into its own virtualenv (language: python)."""
@@ -227,7 +257,7 @@ def measure_precommit(repo: Path, runs: int, published: bool = False
     target = found[0].relative_to(repo).as_posix()
     entry = " ".join(hook_cmd())
     times: dict[str, list[float]] = {"precommit": [], "noop": [], "direct": [],
-                                     "published": []}
+                                     "published": [], "noop_python": []}
     info: dict[str, object] = {"file": target}
     with tempfile.TemporaryDirectory(prefix="mw-precommit-") as tmp:
         cfg = Path(tmp) / "pre-commit-config.yaml"
@@ -241,6 +271,8 @@ def measure_precommit(repo: Path, runs: int, published: bool = False
         path = repo / target
         original = path.read_bytes()
         edits = 0
+        pub_cfg = published_config(Path(tmp)) if published else None
+        noop_py_cfg = noop_python_config(Path(tmp)) if published else None
 
         def edit_and_stage() -> None:
             nonlocal edits
@@ -261,13 +293,19 @@ def measure_precommit(repo: Path, runs: int, published: bool = False
                     raise SystemExit(f"the no-op pre-commit run failed: {proc_noop.stdout}")
                 edit_and_stage()
                 dt_direct, _ = run_timed([*hook_cmd(), target], repo)
-                if published:  # run 0 also builds the hook's virtualenv (pip install)
+                if pub_cfg is not None and noop_py_cfg is not None:
+                    # run 0 also builds the hooks' virtualenvs (pip install)
                     edit_and_stage()
-                    dt_pub, proc = run_timed([exe, "run", "--config",
-                                              str(published_config(Path(tmp)))], repo, env)
+                    dt_pub, proc = run_timed([exe, "run", "--config", str(pub_cfg)], repo, env)
                     info["published_exit"] = proc.returncode
+                    edit_and_stage()
+                    dt_np, proc_np = run_timed([exe, "run", "--config", str(noop_py_cfg)],
+                                               repo, env)
+                    if proc_np.returncode != 0:
+                        raise SystemExit(f"the no-op python hook failed: {proc_np.stdout}")
                     if i:
                         times["published"].append(dt_pub)
+                        times["noop_python"].append(dt_np)
                 if i:
                     times["precommit"].append(dt)
                     times["noop"].append(dt_noop)
@@ -289,7 +327,8 @@ def measure_precommit_only(repo: Path, runs: int, published: bool = False
         "precommit_s": stats(pc_times["precommit"]),
         "precommit_noop_s": stats(pc_times["noop"]),
         "hook_direct_s": stats(pc_times["direct"]),
-        **({"published_s": stats(pc_times["published"])} if published else {}),
+        **({"published_s": stats(pc_times["published"]),
+            "published_noop_s": stats(pc_times["noop_python"])} if published else {}),
         "precommit": pc_info,
         "targets": {"precommit_s": TARGETS["precommit_s"]},
     }
@@ -298,7 +337,7 @@ def measure_precommit_only(repo: Path, runs: int, published: bool = False
 def _row(r: dict[str, object], name: str, key: str, target: str) -> str:
     s = r[key]
     assert isinstance(s, dict)
-    return f"{name:<42} {s['min']:>8.3f} {s['median']:>8.3f}   {target}"
+    return f"{name:<50} {s['min']:>8.3f} {s['median']:>8.3f}   {target}"
 
 
 def render_precommit(r: dict[str, object]) -> str:
@@ -308,14 +347,17 @@ def render_precommit(r: dict[str, object]) -> str:
         f"repo: {r['repo']}; memwarden {r['memwarden_version']}, Python {r['python']}, "
         f"{r['cpus']} CPUs; file: {r['precommit']['file']}",  # type: ignore[index]
         "",
-        f"{'measurement (wall seconds)':<42} {'min':>8} {'median':>8}   target",
+        f"{'measurement (wall seconds)':<50} {'min':>8} {'median':>8}   target",
         _row(r, "pre-commit run, 1 staged memory file", "precommit_s",
              f"<= {TARGETS['precommit_s']} s {ok}"),
         _row(r, "  of which: pre-commit, no-op hook", "precommit_noop_s",
              "pre-commit's own cost"),
         _row(r, "  of which: memwarden-check FILE alone", "hook_direct_s", "the hook's cost"),
         *([_row(r, "pre-commit run, the published hook (its own venv)", "published_s",
-                f"<= {TARGETS['precommit_s']} s")] if "published_s" in r else []),
+                f"<= {TARGETS['precommit_s']} s"),
+           _row(r, "  of which: pre-commit, no-op python hook", "published_noop_s",
+                "pre-commit's own cost, with its health check")]
+          if "published_s" in r else []),
     ])
 
 
