@@ -68,6 +68,8 @@ def compile(pattern: str, flags: int = 0) -> re.Pattern[str]:  # noqa: A001 - re
                     hit = pre[key] = _from_program(pattern, hit)
                 except Exception:  # noqa: BLE001 - a program this Python rejects
                     hit = None
+            elif not hasattr(hit, "match"):  # neither a program nor a pattern: not ours
+                hit = None
             if hit is not None:
                 return hit  # type: ignore[no-any-return]
             _missed.add(key)

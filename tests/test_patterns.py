@@ -217,6 +217,19 @@ def test_preloaded_patterns_are_equal_and_compiled_once(tmp_path: Path, no_prelo
     assert not patterns._missed
 
 
+def test_a_preloaded_set_with_foreign_values_compiles_afresh(tmp_path: Path,
+                                                             no_preload: None) -> None:
+    """A sealed file holding what no build of ours wrote (a list, a string, a program
+    _sre refuses) gives the patterns re gives."""
+    odd = {("a+b", 0): [1, 2], ("c+d", 0): "x", ("e+f", 0): (0, [999, 999], 0, {}, ()),
+           ("g+h", 0): (1, 2)}
+    patterns._write(patterns._cache_path(tmp_path, "t"), odd)
+    patterns.preload("t", tmp_path)
+    for p, f in odd:
+        same(patterns.compile(p, f), re.compile(p, f), "aab ccd eef ggh")
+    assert patterns._missed == set(odd)
+
+
 def test_a_preload_miss_is_compiled_and_remembered(tmp_path: Path, no_preload: None) -> None:
     loaded = patterns.preload("t", tmp_path)  # nothing stored yet
     assert loaded == set()
