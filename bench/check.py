@@ -63,7 +63,7 @@ repos:
   - repo: {repo}
     rev: {rev}
     hooks:
-      - id: memwarden-check
+      - id: {hook}
 """
 
 
@@ -92,8 +92,7 @@ def noop_python_config(tmp: Path) -> Path:
     rev = subprocess.run(["git", "rev-parse", "HEAD"], cwd=hook_repo, check=True,
                          capture_output=True, text=True).stdout.strip()
     cfg = tmp / "noop-python-config.yaml"
-    cfg.write_text(PUBLISHED_CONFIG.replace("memwarden-check", "noop").format(
-        repo=hook_repo, rev=rev), "utf-8")
+    cfg.write_text(PUBLISHED_CONFIG.format(repo=hook_repo, rev=rev, hook="noop"), "utf-8")
     return cfg
 
 
@@ -104,7 +103,7 @@ def published_config(tmp: Path) -> Path:
     rev = subprocess.run(["git", "rev-parse", "HEAD"], cwd=checkout, check=True,
                          capture_output=True, text=True).stdout.strip()
     cfg = tmp / "published-config.yaml"
-    cfg.write_text(PUBLISHED_CONFIG.format(repo=checkout, rev=rev), "utf-8")
+    cfg.write_text(PUBLISHED_CONFIG.format(repo=checkout, rev=rev, hook="memwarden-check"), "utf-8")
     return cfg
 
 

@@ -148,7 +148,7 @@ def preload(name: str, cache_dir: str | Path | None = None) -> set[Key]:
         table = _read(path) if path is not None else {}
     except Exception:  # noqa: BLE001 - only a cache: the patterns compile as usual
         table = {}
-    _preloaded = dict(table)
+    _preloaded = table  # a fresh dict from _read: compiled patterns replace programs
     _missed.clear()
     return set(table)
 
