@@ -23,7 +23,7 @@ from memwarden.apply.planpool import PlanPool, still_holds
 from memwarden.config import Config
 from memwarden.errors import MemwardenError
 from memwarden.layout import classify
-from memwarden.repo import Repo, Writer
+from memwarden.repo import MODE_EXEC, MODE_FILE, MODE_LINK, Repo, Writer
 from memwarden.trailers import parse_trailers
 
 
@@ -123,6 +123,7 @@ class Plan:
     changes: dict[str, bytes | None]
     message: str
     author: tuple[str, str]
+    modes: dict[str, int] = field(default_factory=dict)  # the proposal's file modes
 
 
 def apply_one(repo: Repo, ref: str, config: Config, approved_by: str | None,
@@ -218,6 +219,7 @@ def prepare(repo: Repo, ref: str, config: Config, approved_by: str | None,
                                expected.isdigit() else expected, "currentVersion": current})
         return result
     changes: dict[str, bytes | None] = {p: repo.read_path(head, p) for p in changed}
+    modes = _file_modes(repo, head, changes)
     evictions: list[tuple[str, dict[str, bytes | None]]] = []
     evicted: list[dict[str, Any]] = []
     files = evict.agent_files(repo, main, agent, changes)
@@ -240,7 +242,18 @@ def prepare(repo: Repo, ref: str, config: Config, approved_by: str | None,
                             tokens=verdict.tokens, auto=verdict.auto_eligible)
     return Plan(landed, agent, evictions, changes,
                 _applied_message(msg, pid, head, verdict.auto_eligible, approved_by),
-                repo.author_of(head))
+                repo.author_of(head), modes)
+
+
+def _file_modes(repo: Repo, head: str, changes: dict[str, bytes | None]) -> dict[str, int]:
+    """The mode of every file the proposal writes, so a `chmod +x` (or -x) lands with
+    the content; without it apply would write each one as 100644."""
+    out = {}
+    for path, data in changes.items():
+        entry = repo.entry_at(head, path) if data is not None else None
+        if entry is not None and entry.mode in (MODE_FILE, MODE_EXEC, MODE_LINK):
+            out[path] = entry.mode
+    return out
 
 
 def land(repo: Repo, plan: Plan, config: Config, main: str, now: _dt.datetime
@@ -254,7 +267,7 @@ def land(repo: Repo, plan: Plan, config: Config, main: str, now: _dt.datetime
                                              committer, when)
         commits.append(parent)
     commits.append(Writer(repo).commit_changes(parent, plan.changes, plan.message,
-                                               plan.author, committer, when))
+                                               plan.author, committer, when, plan.modes))
     res = plan.result
     return ProposalResult(res.proposal_id, "applied", commits=commits, ref=res.ref,
                           head=res.head, evicted=res.evicted, tokens=res.tokens,

@@ -529,6 +529,7 @@ def restore_to_branch(repo: Repo, snap: Snapshot, branch: str | None, base: str 
         return info is not None and info.kind in APPLY_OWNED_KINDS
 
     changes: dict[str, bytes | None] = {}
+    modes = {p: _MODES[f["mode"]] for p, f in snap.manifest["files"].items()}
     for path in current:
         if path not in snap.contents and not apply_owned(path):
             changes[path] = None
@@ -536,7 +537,7 @@ def restore_to_branch(repo: Repo, snap: Snapshot, branch: str | None, base: str 
         if apply_owned(path) and path in current:
             continue
         e = current.get(path)
-        if e is None or e.oid != hash_blob(body) or e.mode != MODE_FILE:
+        if e is None or e.oid != hash_blob(body) or e.mode != modes[path]:
             changes[path] = body
     if not changes:
         return {"status": "unchanged", "target": "branch", "agentId": snap.agent,
@@ -548,7 +549,9 @@ def restore_to_branch(repo: Repo, snap: Snapshot, branch: str | None, base: str 
                "apply-owned files keep their current state.\n\nHuman-Edit: true\n")
     new = Writer(repo).commit_changes(base_commit, changes, message,
                                       _identity(repo, "GIT_AUTHOR_IDENT"),
-                                      _identity(repo, "GIT_COMMITTER_IDENT"))
+                                      _identity(repo, "GIT_COMMITTER_IDENT"),
+                                      modes={p: modes[p] for p in changes
+                                             if changes[p] is not None})
     if old is None:
         Writer(repo).create_branch(name, new)
     elif not repo.compare_and_swap(ref, new, old):

@@ -68,6 +68,39 @@ def test_apply_replays_with_bookkeeping_and_is_idempotent(repo, tmp_path, mw):
     assert code == 0 and res["status"] == "already_applied" and res["commits"] == [new]
 
 
+def _mode(root, rev, path):
+    return git(root, "ls-tree", rev, path).split(" ")[0]
+
+
+def test_file_modes_survive_propose_and_apply(repo, tmp_path, mw, monkeypatch):
+    """An executable file edited by a proposal stays executable on main, and a mode the
+    proposal's head sets lands with its content (apply used to write every file 100644)."""
+    (repo / "memory/a/facts.md").chmod(0o755)
+    git(repo, "commit", "-qam", "executable\n\nHuman-Edit: true")
+    p = propose(mw, repo, tmp_path)
+    assert _mode(repo, p["branch"], "memory/a/facts.md") == "100755"
+    code, (res,) = apply(mw, repo, "--all")
+    assert code == 0 and res["status"] == "applied", res
+    assert _mode(repo, "main", "memory/a/facts.md") == "100755"
+    assert "- a new fact" in git(repo, "show", "main:memory/a/facts.md")
+    assert git(repo, "status", "--porcelain") == ""
+    # the proposal's head, rebuilt with the file made plain: the mode lands too
+    p = propose(mw, repo, tmp_path, content="another fact")
+    blob = git(repo, "rev-parse", f"{p['branch']}:memory/a/facts.md").strip()
+    with monkeypatch.context() as m:
+        m.setenv("GIT_INDEX_FILE", str(tmp_path / "flip.index"))
+        git(repo, "read-tree", p["branch"])
+        git(repo, "update-index", "--cacheinfo", f"100644,{blob},memory/a/facts.md")
+        tree = git(repo, "write-tree").strip()
+    msg = git(repo, "log", "-1", "--format=%B", p["branch"])
+    head = git(repo, "commit-tree", tree, "-p", f"{p['branch']}^", input=msg).strip()
+    git(repo, "update-ref", f"refs/heads/{p['branch']}", head)
+    code, (res,) = apply(mw, repo, p["branch"])
+    assert code == 0 and res["status"] == "applied", res
+    assert _mode(repo, "main", "memory/a/facts.md") == "100644"
+    assert "- another fact" in git(repo, "show", "main:memory/a/facts.md")
+
+
 def test_other_agents_commits_never_conflict(repo, tmp_path, mw):
     pa = propose(mw, repo, tmp_path, "a", "fact for a")
     pb = propose(mw, repo, tmp_path, "b", "fact for b")

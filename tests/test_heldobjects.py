@@ -123,14 +123,18 @@ def test_delta_copies_beyond_one_instruction(tmp_path: Path) -> None:
 NAMES = st.sampled_from(["a", "a.b", "a-b", "a0", "b", "ab", "z", "Б"])
 PATHS = st.lists(NAMES, min_size=1, max_size=3).map("/".join)
 CHANGES = st.dictionaries(PATHS, st.none() | st.binary(max_size=8), max_size=6)
+MODES = st.dictionaries(PATHS, st.sampled_from([0o100644, 0o100755, 0o120000]), max_size=6)
 
 
 @settings(max_examples=150, deadline=None)
-@given(base=st.dictionaries(PATHS, st.binary(max_size=8), max_size=8), changes=CHANGES)
-def test_spliced_trees_are_the_trees_libgit2_builds(tmp_path_factory, base, changes):
+@given(base=st.dictionaries(PATHS, st.binary(max_size=8), max_size=8), changes=CHANGES,
+       base_modes=MODES, modes=MODES)
+def test_spliced_trees_are_the_trees_libgit2_builds(tmp_path_factory, base, changes,
+                                                    base_modes, modes):
     """Held batches splice trees in Python; every tree must be the one TreeBuilder makes
     (same id), whatever the sort-order corner: "a" vs "a.b" vs "a/", files becoming
-    folders and back, deletions that empty a folder or name nothing."""
+    folders and back, deletions that empty a folder or name nothing, modes given, kept
+    (an executable edited) or defaulted."""
     tmp = tmp_path_factory.mktemp("splice")
     git(tmp, "init", "-q", "--bare", str(tmp / "r.git"))
     repo = Repo(tmp / "r.git", None)
@@ -139,10 +143,12 @@ def test_spliced_trees_are_the_trees_libgit2_builds(tmp_path_factory, base, chan
         if not any(p != path and (p.startswith(path + "/") or path.startswith(p + "/"))
                    for p in clean):
             clean[path] = data
-    start = Writer(repo).commit_changes(None, clean, "base", WHO, WHO, 1)
-    expected = Writer(repo).commit_changes(start, changes, "c", WHO, WHO, 2)
+    start = Writer(repo).commit_changes(None, clean, "base", WHO, WHO, 1,
+                                        {p: m for p, m in base_modes.items() if p in clean})
+    modes = {p: m for p, m in modes.items() if changes.get(p) is not None}
+    expected = Writer(repo).commit_changes(start, changes, "c", WHO, WHO, 2, modes)
     repo.hold_objects()
-    got = Writer(repo).commit_changes(start, changes, "c", WHO, WHO, 2)
+    got = Writer(repo).commit_changes(start, changes, "c", WHO, WHO, 2, modes)
     assert got == expected
     repo.store_held_objects()
 

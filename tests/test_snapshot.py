@@ -188,6 +188,29 @@ def test_restore_in_a_bare_repo_and_named_branch(repo, tmp_path, mw):
     assert code == 2 and "never moves the main branch" in err
 
 
+def test_restore_to_a_branch_keeps_file_modes(repo, tmp_path, mw):
+    """The archive records 100755; the restored branch has it again, whether main made
+    the file plain or deleted it, and a plain file made executable on main goes back."""
+    mode = lambda rev, p: git(repo, "ls-tree", rev, p).split(" ")[0]  # noqa: E731
+    git(repo, "update-index", "--chmod=+x", "logic/a/current.pseudo.md")
+    git(repo, "commit", "-qm", "executable\n\nHuman-Edit: true")
+    archive = tmp_path / "s.tar.gz"
+    take(mw, repo, archive)
+    git(repo, "update-index", "--chmod=-x", "logic/a/current.pseudo.md")
+    git(repo, "update-index", "--chmod=+x", "memory/a/facts.md")
+    git(repo, "commit", "-qm", "modes flipped\n\nHuman-Edit: true")
+    code, out, err = mw(repo, "restore", str(archive), "--branch", "r1")
+    assert code == 0, err
+    assert sorted(json.loads(out)["changed"]) == ["logic/a/current.pseudo.md",
+                                                  "memory/a/facts.md"]
+    assert mode("r1", "logic/a/current.pseudo.md") == "100755"
+    assert mode("r1", "memory/a/facts.md") == "100644"
+    change_main(repo)  # deletes the executable file
+    code, out, err = mw(repo, "restore", str(archive), "--branch", "r2")
+    assert code == 0, err
+    assert mode("r2", "logic/a/current.pseudo.md") == "100755"
+
+
 def test_restore_unchanged_creates_nothing(repo, tmp_path, mw):
     archive = tmp_path / "s.tar.gz"
     take(mw, repo, archive)

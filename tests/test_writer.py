@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import subprocess
 
+import pytest
 from conftest import git, make_repo
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -50,3 +51,42 @@ def test_commit_changes_equals_the_file_list(tmp_path_factory, start, changes):
         assert repo.read_path(new, p) == v
     subprocess.run(["git", "fsck", "--strict", "--no-dangling"], cwd=root, check=True,
                    capture_output=True)
+
+
+def _modes(root, rev: str) -> dict[str, str]:
+    rows = git(root, "ls-tree", "-r", "-z", rev).split("\0")
+    return {r.split("\t", 1)[1]: r.split(" ", 1)[0] for r in rows if r}
+
+
+def test_modes_are_written_kept_on_edit_and_default_to_a_plain_file(tmp_path):
+    """An executable file edited stays executable (as in git); `modes` sets a mode, a
+    symlink included; new files are 100644. (test_heldobjects checks that the held
+    splice writes the same trees.)"""
+    root = make_repo(tmp_path, {"keep.md": "k\n"})
+    repo = open_repo(root)
+    base = Writer(repo).commit_changes(
+        "HEAD", {"logic/run.sh": b"#!/bin/sh\n", "logic/link": b"run.sh", "a.md": b"a\n"},
+        "start\n", IDENT, IDENT, modes={"logic/run.sh": 0o100755, "logic/link": 0o120000})
+    assert _modes(root, base) == {"keep.md": "100644", "a.md": "100644",
+                                  "logic/run.sh": "100755", "logic/link": "120000"}
+    edited = Writer(repo).commit_changes(base, {"logic/run.sh": b"#!/bin/sh\necho\n",
+                                                "logic/link": b"run.sh\n", "b.md": b"b\n"},
+                                         "edit\n", IDENT, IDENT)
+    assert _modes(root, edited)["logic/run.sh"] == "100755"
+    assert _modes(root, edited)["logic/link"] == "100644"  # content written is a file
+    assert _modes(root, edited)["b.md"] == "100644"
+    plain = Writer(repo).commit_changes(edited, {"logic/run.sh": b"#!/bin/sh\necho\n"},
+                                        "chmod -x\n", IDENT, IDENT,
+                                        modes={"logic/run.sh": 0o100644})
+    assert _modes(root, plain)["logic/run.sh"] == "100644"
+    assert git(root, "diff", "--summary", edited, plain).strip() == \
+        "mode change 100755 => 100644 logic/run.sh"
+    subprocess.run(["git", "fsck", "--strict", "--no-dangling"], cwd=root, check=True,
+                   capture_output=True)
+
+
+def test_a_gitlink_mode_is_refused(tmp_path):
+    repo = open_repo(make_repo(tmp_path, {"keep.md": "k\n"}))
+    with pytest.raises(ValueError, match="160000"):
+        Writer(repo).commit_changes("HEAD", {"sub": b"x"}, "m\n", IDENT, IDENT,
+                                    modes={"sub": 0o160000})
