@@ -10,10 +10,12 @@ Four measurements on one memory repository (given, or generated with bench/gen_r
 4. one freshly edited, staged memory file through a real `pre-commit run` with a
    `repo: local` / `language: system` hook, so the hook itself is timed, not an
    environment install (target <= 0.3 s); plus its two halves, each on a fresh edit:
-   pre-commit with a no-op hook and `memwarden-check FILE` alone. The hook runs
-   `memwarden-check` (hooks/memwarden-check), as the published `.pre-commit-hooks.yaml`
-   does (it skips the click CLI and `import re`). `--precommit-only` measures just this
-   part (the repo is left as it was found: the edited file is restored and re-staged).
+   pre-commit with a no-op hook (split in turn into pre-commit's Python start with its
+   imports, and the git commands it runs, traced) and `memwarden-check FILE` alone. The
+   hook runs `memwarden-check` (hooks/memwarden-check), as the published
+   `.pre-commit-hooks.yaml` does (it skips the click CLI and `import re`).
+   `--precommit-only` measures just this part (the repo is left as it was found: the
+   edited file is restored and re-staged).
 
 Each is repeated (--runs, default 3); the table shows min and median, and the results are
 written as JSON to bench/out/.
@@ -136,6 +138,25 @@ def hook_cmd() -> list[str]:
     return [*memwarden_cmd(), "check"]
 
 
+def precommit_python(exe: str) -> str:
+    """The interpreter pre-commit's script runs with (its shebang), for timing its imports."""
+    with open(exe, "rb") as fh:
+        first = fh.readline().decode("utf-8", "replace")
+    parts = first[2:].split() if first.startswith("#!") else []
+    return parts[0] if parts and "python" in Path(parts[0]).name else sys.executable
+
+
+def git_seconds(trace: Path) -> float:
+    """Seconds spent in the git processes a GIT_TRACE2_EVENT file records, counting each
+    top-level process once (children of a git command have a `parent/child` sid)."""
+    total = 0.0
+    for line in trace.read_text("utf-8").splitlines():
+        ev = json.loads(line)
+        if ev.get("event") == "exit" and "/" not in ev.get("sid", "/"):
+            total += float(ev.get("t_abs", 0.0))
+    return total
+
+
 def governed_texts(root: Path) -> list[tuple[str, str]]:
     """(path, text) of every governed file in the working tree, as memwarden lists them."""
     out = []
@@ -231,6 +252,8 @@ def measure(repo: Path, runs: int) -> dict[str, object]:
         "precommit_s": stats(pc_times["precommit"]),
         "precommit_noop_s": stats(pc_times["noop"]),
         "hook_direct_s": stats(pc_times["direct"]),
+        "precommit_imports_s": stats(pc_times["imports"]),
+        "precommit_git_s": stats(pc_times["git"]),
         "cold_over_tiktoken": round(ratio, 3),
         "cold_summary": last.get("cold", ""),
         "cold_exit": int(last.get("cold_exit", "-1")),
@@ -256,7 +279,9 @@ def measure_precommit(repo: Path, runs: int, published: bool = False
     target = found[0].relative_to(repo).as_posix()
     entry = " ".join(hook_cmd())
     times: dict[str, list[float]] = {"precommit": [], "noop": [], "direct": [],
-                                     "published": [], "noop_python": []}
+                                     "published": [], "noop_python": [], "imports": [],
+                                     "git": []}
+    py = precommit_python(exe)
     info: dict[str, object] = {"file": target}
     with tempfile.TemporaryDirectory(prefix="mw-precommit-") as tmp:
         cfg = Path(tmp) / "pre-commit-config.yaml"
@@ -292,6 +317,14 @@ def measure_precommit(repo: Path, runs: int, published: bool = False
                     raise SystemExit(f"the no-op pre-commit run failed: {proc_noop.stdout}")
                 edit_and_stage()
                 dt_direct, _ = run_timed([*hook_cmd(), target], repo)
+                # the floor's two parts: pre-commit's Python start and imports, and the git
+                # commands a no-op run makes (traced in a run of its own, not timed)
+                dt_imports, _ = run_timed([py, "-c", "import pre_commit.main"], repo)
+                edit_and_stage()
+                trace = Path(tmp) / "trace2.json"
+                trace.unlink(missing_ok=True)
+                run_timed([exe, "run", "--config", str(noop)], repo,
+                          {**env, "GIT_TRACE2_EVENT": str(trace)})
                 if pub_cfg is not None and noop_py_cfg is not None:
                     # run 0 also builds the hooks' virtualenvs (pip install)
                     edit_and_stage()
@@ -309,6 +342,8 @@ def measure_precommit(repo: Path, runs: int, published: bool = False
                     times["precommit"].append(dt)
                     times["noop"].append(dt_noop)
                     times["direct"].append(dt_direct)
+                    times["imports"].append(dt_imports)
+                    times["git"].append(git_seconds(trace))
         finally:
             path.write_bytes(original)
             subprocess.run(["git", "add", "--", target], cwd=repo, check=True)
@@ -326,6 +361,8 @@ def measure_precommit_only(repo: Path, runs: int, published: bool = False
         "precommit_s": stats(pc_times["precommit"]),
         "precommit_noop_s": stats(pc_times["noop"]),
         "hook_direct_s": stats(pc_times["direct"]),
+        "precommit_imports_s": stats(pc_times["imports"]),
+        "precommit_git_s": stats(pc_times["git"]),
         **({"published_s": stats(pc_times["published"]),
             "published_noop_s": stats(pc_times["noop_python"])} if published else {}),
         "precommit": pc_info,
@@ -351,6 +388,10 @@ def render_precommit(r: dict[str, object]) -> str:
              f"<= {TARGETS['precommit_s']} s {ok}"),
         _row(r, "  of which: pre-commit, no-op hook", "precommit_noop_s",
              "pre-commit's own cost"),
+        _row(r, "    its Python start + `import pre_commit.main`", "precommit_imports_s",
+             "in the no-op floor"),
+        _row(r, "    its git commands (sum, traced run)", "precommit_git_s",
+             "in the no-op floor"),
         _row(r, "  of which: memwarden-check FILE alone", "hook_direct_s", "the hook's cost"),
         *([_row(r, "pre-commit run, the published hook (its own venv)", "published_s",
                 f"<= {TARGETS['precommit_s']} s"),
@@ -386,6 +427,8 @@ def render(r: dict[str, object]) -> str:
         row("pre-commit run, 1 staged memory file", "precommit_s",
             f"<= {TARGETS['precommit_s']} s {ok[pc <= TARGETS['precommit_s']]}"),
         row("  of which: pre-commit, no-op hook", "precommit_noop_s", "pre-commit's own cost"),
+        row("    its Python start + imports", "precommit_imports_s", "in the no-op floor"),
+        row("    its git commands (sum)", "precommit_git_s", "in the no-op floor"),
         row("  of which: memwarden-check FILE alone", "hook_direct_s", "the hook's cost"),
         "",
         f"cold: {r['cold_summary']} (exit {r['cold_exit']})",
