@@ -55,8 +55,9 @@ def check_commit_range(repo: Repo, revision_range: str, config_path: str | None,
 
 
 def verify_history(repo: Repo, revision_range: str, config_path: str | None,
-                   today: _dt.date) -> tuple[list[Finding], int]:
-    findings, n, _ = check_commit_range(repo, revision_range, config_path, today)
+                   today: _dt.date) -> tuple[list[Finding], int, int]:
+    """Findings, commits checked and files checked (summed over the commits)."""
+    findings, n, files = check_commit_range(repo, revision_range, config_path, today)
     for sha in repo.rev_list(revision_range):
         info = repo.commit_info(sha)
         label = sha[:12]
@@ -83,5 +84,4 @@ def verify_history(repo: Repo, revision_range: str, config_path: str | None,
                         "MW002", ERROR, label, 1, 1, f"eviction commit removes {entry_id} "
                         f"from {path} without listing it: the entry would be lost silently",
                         f"{sha}:{entry_id}"))
-    return findings, n
-
+    return findings, n, files

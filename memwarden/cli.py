@@ -287,8 +287,8 @@ def verify_history_cmd(revision_range: str | None, fmt: str, config_path: str | 
     if repo is None:
         raise MemwardenError("verify-history: not inside a git repository")
     rng = revision_range or load_config(None, None).data["main_branch"]
-    findings, n = verify_history(repo, rng, config_path, _dt.date.today())
-    summary = summarize(findings, n)
+    findings, n, files = verify_history(repo, rng, config_path, _dt.date.today())
+    summary = summarize(findings, files)
     summary["commits"] = n
     click.echo(render(fmt, findings, summary, [r.to_doc() for r in all_rules()]), nl=False)
     raise SystemExit(1 if any(f.severity == "error" and not f.waived for f in findings)

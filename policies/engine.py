@@ -395,6 +395,7 @@ def _run(rules: list[Rule], mf: MemFile, ctx: FileContext) -> list[Finding]:
 def _context_paths(focus: set[str], source: Source) -> list[str]:
     """Files a partial check needs besides the focus: Layer 1 siblings, contracts, registry."""
     extra: set[str] = set()
+    contracts = False
     for p in focus:
         info = classify(p)
         if info is None:
@@ -402,9 +403,10 @@ def _context_paths(focus: set[str], source: Source) -> list[str]:
         if info.area == "memory" and info.agent:
             for name in LAYER1:
                 extra.add(f"memory/{info.agent}/{name}")
-        if info.area in ("agents", "registry"):
-            extra.update(source.glob("agents/*/_agent.md"))
-            extra.add("registry.json")
+        contracts = contracts or info.area in ("agents", "registry")
+    if contracts:  # once: a glob per contract was quadratic (4 s on a 1,000-agent root commit)
+        extra.update(source.glob("agents/*/_agent.md"))
+        extra.add("registry.json")
     return sorted(extra - focus)
 
 

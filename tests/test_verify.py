@@ -39,3 +39,38 @@ def test_silent_eviction_and_merges_are_reported(tmp_path, mw):
                    check=True, env={**os.environ, **GIT_ENV})
     code, out, _ = mw(root, "verify-history")
     assert "merge commit on main" in out
+
+
+def test_the_summary_counts_files_and_commits_apart(tmp_path, mw):
+    """Three commits touching 2, 1 and 1 governed files: 4 files, 3 commits (the summary
+    used to report the commits as files)."""
+    import json
+
+    root = make_repo(tmp_path, {"memory/a/facts.md": FACTS, "memory/b/facts.md": FACTS})
+    for i in (1, 2):
+        (root / "memory/a/facts.md").write_text(FACTS + f"- fact {i + 2}\n")
+        commit(root, f"Add {i}\n\nHuman-Edit: true")
+    code, out, _ = mw(root, "verify-history", "--format", "json")
+    assert code == 0, out
+    summary = json.loads(out)["summary"]
+    assert (summary["files"], summary["commits"]) == (4, 3), summary
+
+
+def test_contracts_are_listed_once_per_check_not_once_per_contract(tmp_path):
+    """A commit adding many contracts (a repository's first) globbed the whole tree once
+    per contract: quadratic, 4 s at 1,000 agents. Context paths stay the same."""
+    from memwarden.policies.engine import _context_paths
+    from memwarden.repo import open_repo
+    from memwarden.source import TreeSource
+
+    contract = "---\nname: A\nslug: {0}\n---\nBody\n"
+    files = {f"agents/a{i}/_agent.md": contract.format(f"a{i}") for i in range(30)}
+    root = make_repo(tmp_path, {**files, "registry.json": "{}\n", "memory/a0/facts.md": FACTS})
+    source = TreeSource(open_repo(root), "HEAD")
+    calls = []
+    glob = source.glob
+    source.glob = lambda pattern: calls.append(pattern) or glob(pattern)  # type: ignore
+    focus = set(files) | {"memory/a0/facts.md"}
+    extra = _context_paths(focus, source)
+    assert calls == ["agents/*/_agent.md"]
+    assert extra == ["memory/a0/open_loops.md", "memory/a0/snapshot.md", "registry.json"]
