@@ -45,10 +45,10 @@ def check_commit_range(repo: Repo, revision_range: str, config_path: str | None,
         if text is not None:
             findings += check_commit(CommitInfo(text, info["touched"], label))
         config = load_config_at(repo, sha, config_path)
-        changed = [p for p in info["touched"] if TreeSource(repo, sha).entry(p) is not None]
+        source = TreeSource(repo, sha)
+        changed = [p for p in info["touched"] if source.entry(p) is not None]
         if changed:
-            result = check(TreeSource(repo, sha), config, changed, cache_dir=repo.cache_dir,
-                           today=today)
+            result = check(source, config, changed, cache_dir=repo.cache_dir, today=today)
             files += result.files
             findings += [f.replace(message=f"{f.message} (in {label})") for f in result.findings]
     return findings, len(commits), files
