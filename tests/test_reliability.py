@@ -414,8 +414,13 @@ def template(tmp_path_factory: pytest.TempPathFactory, iso_env: dict[str, str]) 
         shutil.rmtree(run)
         fresh_copy(root, run)
     again = _timed(runs, iso_env)
-    return Template(root, built.expected,
-                    {p: (idle[p][0], min(full[p][0], again[p][0])) for p in runs})
+    window = {}
+    for p in runs:
+        end = min(full[p][0], again[p][0])
+        # a start-up timed on a busy machine can come out longer than a whole run (CI saw
+        # 0.94 s against 0.74 s): every kill then fell at one point; keep the window open
+        window[p] = (min(idle[p][0], 0.6 * end), end)
+    return Template(root, built.expected, window)
 
 
 def _crash_cmd(run: Path, push: bool) -> list[str]:
