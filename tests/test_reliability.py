@@ -438,6 +438,7 @@ class Crash:
     landed_at_kill: int = 0
     stale_locks: list[str] = field(default_factory=list)
     took: float = 0.0  # seconds to exit, when it exited before the kill
+    on_move: bool = False  # killed as soon as main moves (the remote's with --push)
 
 
 def stale_locks(run: Path) -> list[str]:
@@ -469,6 +470,23 @@ def _wait_group(pgid: int, limit: float = 20.0) -> None:
         time.sleep(0.01)
 
 
+def _wait_for_main(proc: subprocess.Popen[bytes], ref: Path, limit: float) -> None:
+    """Return when `proc` exits; raise TimeoutExpired as soon as main's loose ref `ref`
+    changes (git writes a loose ref on every update), or after `limit` seconds. Random
+    delays rarely hit the moments after a landing: with --push the one atomic push comes
+    just before apply exits (two CI runs had no kill there)."""
+    before = ref.read_bytes() if ref.exists() else b""
+    deadline = time.perf_counter() + limit
+    while proc.poll() is None:
+        try:
+            moved = ref.read_bytes() not in (before, b"")
+        except OSError:  # not there yet, or being renamed into place
+            moved = False
+        if moved or time.perf_counter() > deadline:
+            raise subprocess.TimeoutExpired(proc.args, limit)
+        time.sleep(0.001)
+
+
 def kill_run(template: Path, crash: Crash, env: dict[str, str]) -> Crash:
     """Copy the template, start apply, SIGKILL it after `crash.delay` seconds: only the
     memwarden process, or its whole process group as a CI runner cancelling a job does."""
@@ -478,7 +496,11 @@ def kill_run(template: Path, crash: Crash, env: dict[str, str]) -> Crash:
                             env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             start_new_session=True)
     try:
-        proc.wait(timeout=crash.delay)
+        if crash.on_move:
+            where = crash.run / ("origin.git" if crash.push else "work/.git")
+            _wait_for_main(proc, where / "refs" / "heads" / "main", crash.delay)
+        else:
+            proc.wait(timeout=crash.delay)
         crash.took = time.perf_counter() - t0
     except subprocess.TimeoutExpired:
         if crash.group:
@@ -531,7 +553,8 @@ def test_sigkill_at_random_points_is_safe(template: Template, tmp_path: Path, mw
     """Half the runs push to the bare remote; half the kills take the whole process group
     (git children too), half only memwarden. Kills run two at a time (subprocesses only);
     the checks then run in-process. Kills timed from a calibration the machine then
-    outran are tried again once, from the runs' own durations."""
+    outran are tried again once, from the runs' own durations. Six more runs are killed
+    right after main moves, so that both modes have kills after a landing."""
     from concurrent.futures import ThreadPoolExecutor
 
     rng = random.Random(20260301)
@@ -544,11 +567,14 @@ def test_sigkill_at_random_points_is_safe(template: Template, tmp_path: Path, mw
         lo, hi = 0.7 * start, 0.9 * end  # the end of a run is its exit: nothing to kill
         delay = lo + (hi - lo) * (i // 2 + rng.random()) / (CRASH_RUNS // 2)
         crashes.append(Crash(tmp_path / f"run{i}", push, group, delay))
+    # and six runs killed right after main moved (see _wait_for_main): 4 with --push
+    crashes += [Crash(tmp_path / f"moved{i}", i < 4, i % 2 == 1, 30.0, on_move=True)
+                for i in range(6)]
     with ThreadPoolExecutor(max_workers=2) as pool:
         crashes = list(pool.map(lambda c: kill_run(template.root, c, iso_env), crashes))
         # A run that exited before its kill means the machine ran faster than during the
         # calibration (a shared CI host): try those again, spread over the times they took.
-        missed = [c for c in crashes if not c.killed]
+        missed = [c for c in crashes if not c.killed and not c.on_move]
         if len(missed) > CRASH_RUNS * 3 // 5:
             retries = [Crash(c.run.with_name(c.run.name + "-again"), c.push, c.group,
                              0.7 * template.window[c.push][0]
@@ -560,7 +586,9 @@ def test_sigkill_at_random_points_is_safe(template: Template, tmp_path: Path, mw
         check_after_crash(crash, old_main, template, mw)
         shutil.rmtree(crash.run)
     killed = [c for c in crashes if c.killed]
-    assert len(killed) >= CRASH_RUNS * 2 // 5, crashes
+    assert len([c for c in killed if not c.on_move]) >= CRASH_RUNS * 2 // 5, crashes
+    for push in (False, True):
+        assert any(c.landed_at_kill for c in killed if c.on_move and c.push is push), crashes
     # the kills landed at different points: before anything, between proposals, after all
     # (with --push the batch lands all 4 proposals in one atomic push, so that mode only
     # has "none" and "all"; without it each proposal moves main on its own)
