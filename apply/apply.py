@@ -23,7 +23,7 @@ from memwarden.apply.planpool import PlanPool, still_holds
 from memwarden.config import Config
 from memwarden.errors import MemwardenError
 from memwarden.layout import classify
-from memwarden.repo import MODE_EXEC, MODE_FILE, MODE_LINK, Repo, Writer
+from memwarden.repo import MODE_BLOBS, Repo, Writer
 from memwarden.trailers import parse_trailers
 
 
@@ -251,7 +251,7 @@ def _file_modes(repo: Repo, head: str, changes: dict[str, bytes | None]) -> dict
     out = {}
     for path, data in changes.items():
         entry = repo.entry_at(head, path) if data is not None else None
-        if entry is not None and entry.mode in (MODE_FILE, MODE_EXEC, MODE_LINK):
+        if entry is not None and entry.mode in MODE_BLOBS:
             out[path] = entry.mode
     return out
 

@@ -21,6 +21,7 @@ MODE_EXEC = 0o100755
 MODE_LINK = 0o120000
 MODE_GITLINK = 0o160000
 MODE_TREE = 0o040000
+MODE_BLOBS = (MODE_FILE, MODE_EXEC, MODE_LINK)  # entries whose content is a blob
 
 
 class Entry(FrozenRecord):

@@ -14,6 +14,7 @@ from memwarden import patterns
 from memwarden.digest import sha1
 from memwarden.errors import MemwardenError
 from memwarden.gitfiles import (  # noqa: F401 - re-exported: memwarden.repo is the door to git
+    MODE_BLOBS,
     MODE_EXEC,
     MODE_FILE,
     MODE_GITLINK,
@@ -1020,7 +1021,7 @@ def _puts(changes: dict[str, bytes | None], modes: dict[str, int] | None) -> _Ch
     symlink's is a caller's mistake (a gitlink's "content" is no blob)."""
     modes = modes or {}
     for path, mode in modes.items():
-        if mode not in (MODE_FILE, MODE_EXEC, MODE_LINK):
+        if mode not in MODE_BLOBS:
             raise ValueError(f"{path}: mode {mode:o} is not a file's or a symlink's")
     return {p: None if d is None else (d, modes.get(p)) for p, d in changes.items()}
 
