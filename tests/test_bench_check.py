@@ -17,7 +17,7 @@ import check as bench_check  # noqa: E402
 
 
 def test_git_seconds_sums_top_level_git_processes_once(tmp_path):
-    """`git -c alias.st=status st` runs a child git: only the parent's time counts, and
+    """A shell alias (`!git status`) runs a child git: only the parent's time counts, and
     two traced commands add up."""
     root = make_repo(tmp_path, {"a.md": "a\n"})
     trace = tmp_path / "trace.json"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 
@@ -44,8 +45,6 @@ def test_silent_eviction_and_merges_are_reported(tmp_path, mw):
 def test_the_summary_counts_files_and_commits_apart(tmp_path, mw):
     """Three commits touching 2, 1 and 1 governed files: 4 files, 3 commits (the summary
     used to report the commits as files)."""
-    import json
-
     root = make_repo(tmp_path, {"memory/a/facts.md": FACTS, "memory/b/facts.md": FACTS})
     for i in (1, 2):
         (root / "memory/a/facts.md").write_text(FACTS + f"- fact {i + 2}\n")
