@@ -48,9 +48,9 @@ def gate_args(env: dict[str, str]) -> list[str]:
 
 def run_apply(env: dict[str, str]) -> int:
     """mode apply: land every approved proposal, push, and report for GitHub."""
-    from memwarden.cli_apply import github_report
-    from memwarden.cli_apply import run_apply as apply_cli
-    from memwarden.errors import MemwardenError
+    from memwarden.cli.apply import github_report
+    from memwarden.cli.apply import run_apply as apply_cli
+    from memwarden.model.errors import MemwardenError
 
     remote = env.get("MW_REMOTE") or "origin"
     delete = env.get("MW_DELETE_BRANCHES", "").lower() in ("1", "true", "yes")
@@ -69,7 +69,7 @@ def run_apply(env: dict[str, str]) -> int:
 
 
 def write_outputs(env: dict[str, str], values: dict[str, str]) -> None:
-    from memwarden.cli_gate import write_outputs as write
+    from memwarden.cli.gate import write_outputs as write
 
     if env.get("GITHUB_OUTPUT"):
         os.environ["GITHUB_OUTPUT"] = env["GITHUB_OUTPUT"]
@@ -77,7 +77,7 @@ def write_outputs(env: dict[str, str], values: dict[str, str]) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from memwarden.cli import main as cli_main
+    from memwarden.cli.main import main as cli_main
 
     env = dict(os.environ)
     mode = env.get("MW_MODE", "gate")

@@ -14,17 +14,18 @@ from __future__ import annotations
 import datetime as _dt
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from memwarden.apply import bookkeeping, evict, lifecycle
 from memwarden.apply.gate import gate
-from memwarden.apply.planpool import PlanPool, still_holds
-from memwarden.config import Config
-from memwarden.errors import MemwardenError
-from memwarden.layout import classify
-from memwarden.repo import MODE_BLOBS, Repo, Writer
-from memwarden.trailers import parse_trailers
+from memwarden.apply.planpool import Planned, PlanPool, still_holds
+from memwarden.git.repo import MODE_BLOBS, Repo, Writer
+from memwarden.model.config import Config
+from memwarden.model.errors import MemwardenError
+from memwarden.model.layout import classify
+from memwarden.model.trailers import parse_trailers
 
 
 @dataclass
@@ -165,6 +166,22 @@ def _already_applied(repo: Repo, ref: str, main: str, applied: AppliedIndex | No
     done = (applied or AppliedIndex(repo)).lookup(main, pid) if pid else None
     return ProposalResult(pid, "already_applied", commits=[done], ref=ref, head=head) \
         if done else None
+
+
+def _worker_planner(repo: Repo, config: Config, approved_by: str | None, now: _dt.datetime,
+                    force: bool, start: str) -> Callable[[str], Planned]:
+    """What a PlanPool worker runs for each ref: its own Repo (a forked child must not share
+    libgit2 handles) and no disk cache (the applier writes that)."""
+    own = Repo(repo.git_dir, repo.root)
+
+    def plan(ref: str) -> Planned:
+        head = own.resolve_commit(ref)
+        trailers = _proposal_trailers(own, head)[1]
+        made = prepare(own, ref, config, approved_by, now, force, start, start,
+                       disk_cache=False)
+        return head, trailers.get("agent-id"), trailers.get("proposal-id"), made
+
+    return plan
 
 
 def prepare(repo: Repo, ref: str, config: Config, approved_by: str | None,
@@ -361,7 +378,7 @@ def _agent_refusal(repo: Repo, config: Config, main: str, agent: str) -> str:
     data = repo.read_path(main, f"agents/{agent}/_agent.md")
     if data is None:
         return ""  # no contract: memory-only agents are not gated on a status
-    from memwarden.memfile import parse_frontmatter, split_lines
+    from memwarden.model.memfile import parse_frontmatter, split_lines
 
     fm = parse_frontmatter(split_lines(data.decode("utf-8", "replace")))
     front = fm.data if fm is not None and not fm.error else None
@@ -497,7 +514,7 @@ def _apply_batch(repo: Repo, refs: list[str], config: Config, approved_by: str |
         raise MemwardenError(f"{main_ref} does not exist")
     there = repo.remote_refs(remote, "refs/heads/" + config.data["proposal_prefix"] + "*")
     tip, results, updates = start, [], {}
-    plans = PlanPool(repo, refs, config, approved_by, now, force, start)
+    plans = PlanPool(refs, lambda: _worker_planner(repo, config, approved_by, now, force, start))
     if len(refs) >= lifecycle.HOLD_MIN:  # one pack of deltas, not ~8 loose files a proposal
         repo.hold_objects()
     try:

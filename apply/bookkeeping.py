@@ -12,10 +12,10 @@ import json
 import re
 from typing import Any
 
-from memwarden.entries import parse_decisions, parse_loops
-from memwarden.layout import LAYER1
-from memwarden.memfile import split_lines
-from memwarden.tokens import count_text
+from memwarden.model.entries import parse_decisions, parse_loops
+from memwarden.model.layout import LAYER1
+from memwarden.model.memfile import split_lines
+from memwarden.tokens.counter import count_text
 
 CHANGELOG_DAY = re.compile(r"^## (\d{4}-\d{2}-\d{2})\s*$")
 CHANGELOG_ENTRY = re.compile(r"^### ")

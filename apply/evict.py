@@ -15,13 +15,13 @@ from __future__ import annotations
 import datetime as _dt
 from dataclasses import dataclass
 
-from memwarden.config import Config
-from memwarden.entries import parse_facts, parse_loops
-from memwarden.layout import LAYER1
-from memwarden.memfile import split_lines
-from memwarden.repo import Repo
-from memwarden.tokens import PartCounts, count_text
-from memwarden.trailers import parse_trailers
+from memwarden.git.repo import Repo
+from memwarden.model.config import Config
+from memwarden.model.entries import parse_facts, parse_loops
+from memwarden.model.layout import LAYER1
+from memwarden.model.memfile import split_lines
+from memwarden.model.trailers import parse_trailers
+from memwarden.tokens.counter import PartCounts, count_text
 
 
 class PartCounter(PartCounts):

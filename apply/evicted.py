@@ -15,12 +15,12 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from memwarden.entries import parse_facts, parse_loops, valid_date
-from memwarden.errors import MemwardenError
-from memwarden.layout import AGENT_ID_RE
-from memwarden.memfile import split_lines
-from memwarden.repo import Repo
-from memwarden.trailers import parse_trailers
+from memwarden.git.repo import Repo
+from memwarden.model.entries import parse_facts, parse_loops, valid_date
+from memwarden.model.errors import MemwardenError
+from memwarden.model.layout import AGENT_ID_RE
+from memwarden.model.memfile import split_lines
+from memwarden.model.trailers import parse_trailers
 
 PREFIXES = (b"memory-evict:", b"memory-maintain:")
 FILES = (("facts.md", "fact"), ("open_loops.md", "loop"))

@@ -14,17 +14,17 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from memwarden.apply import evict
-from memwarden.config import Config, load_config_at
-from memwarden.errors import MemwardenError
-from memwarden.findings import ERROR, WARNING, Finding
-from memwarden.layout import AGENT_ID_RE, LAYER1
-from memwarden.policies.commits import CommitInfo, check_commit, decode_message
+from memwarden.git.repo import Repo, diff_bytes
+from memwarden.git.source import TreeSource
+from memwarden.model.config import Config, load_config_at
+from memwarden.model.errors import MemwardenError
+from memwarden.model.findings import ERROR, WARNING, Finding
+from memwarden.model.layout import AGENT_ID_RE, LAYER1
 from memwarden.policies.engine import check
-from memwarden.policies.ownership import proposal_path_findings
-from memwarden.policies.transitions import diff_findings
-from memwarden.repo import Repo, diff_bytes
-from memwarden.source import TreeSource
-from memwarden.tokens import count_edited, count_text
+from memwarden.policies.rules.commits import CommitInfo, check_commit, decode_message
+from memwarden.policies.rules.ownership import proposal_path_findings
+from memwarden.policies.rules.transitions import diff_findings
+from memwarden.tokens.counter import count_edited, count_text
 
 # Over-limit facts, open loops and a Layer 1 total overflow are evicted by apply.
 EVICTABLE = {"MW102": "facts", "MW103": "open_loops", "MW104": "facts"}

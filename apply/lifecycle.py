@@ -21,8 +21,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from memwarden.errors import MemwardenError
-from memwarden.repo import Repo, Writer
+from memwarden.git.repo import Repo, Writer
+from memwarden.model.errors import MemwardenError
 
 NOTES_REF = "refs/notes/memwarden"
 TRANSITIONS: dict[str | None, tuple[str, ...]] = {

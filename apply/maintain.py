@@ -36,10 +36,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from memwarden.apply.apply import apply_identity
-from memwarden.config import Config, load_config, load_config_at
-from memwarden.errors import MemwardenError
-from memwarden.layout import AGENT_ID_RE, classify, timeline_date
-from memwarden.repo import Repo, Writer
+from memwarden.git.repo import Repo, Writer
+from memwarden.model.config import Config, load_config, load_config_at
+from memwarden.model.errors import MemwardenError
+from memwarden.model.layout import AGENT_ID_RE, classify, timeline_date
 
 SCOPES = ("retention", "rotation", "overflow", "registry")
 RUN_LOOP_ID = "maintain"  # names the "run" in decisions written for frozen loops
@@ -202,8 +202,8 @@ def expired_loops(text: str, today: _dt.date, days: int) -> list[Any]:
     """Closed loops closed more than `days` days ago, as apply/evict.py Evicted records.
     A closed loop without a readable date is kept (its age is unknown)."""
     from memwarden.apply.evict import Evicted
-    from memwarden.entries import parse_loops
-    from memwarden.memfile import split_lines
+    from memwarden.model.entries import parse_loops
+    from memwarden.model.memfile import split_lines
 
     out = []
     for lp in parse_loops(split_lines(text))[0]:
@@ -264,7 +264,7 @@ def rotate_changelog(text: str, keep: int) -> tuple[str, list[str]]:
     """The changelog with only its newest `keep` entries, and the dropped entries as
     `[day] heading` (apply/bookkeeping.py's rotation, without adding an entry)."""
     from memwarden.apply.bookkeeping import CHANGELOG_DAY, CHANGELOG_ENTRY, _keep_entries
-    from memwarden.memfile import split_lines
+    from memwarden.model.memfile import split_lines
 
     lines = split_lines(text)
     start = next((i for i, line in enumerate(lines) if CHANGELOG_DAY.match(line)), len(lines))
@@ -309,7 +309,7 @@ def plan_rotation(repo: Repo, config: Config, main: str, agents: list[str]) -> S
 
 def _contract_entry(slug: str, data: bytes | None) -> tuple[dict[str, Any] | None, str]:
     """The registry entry an `_agent.md` declares, or why it cannot give one."""
-    from memwarden.memfile import parse_frontmatter, split_lines
+    from memwarden.model.memfile import parse_frontmatter, split_lines
 
     path = f"agents/{slug}/_agent.md"
     if not AGENT_ID_RE.match(slug):
@@ -435,9 +435,9 @@ def commit_errors(repo: Repo, config: Config, sha: str, present: list[str],
                   today: _dt.date) -> list[Any]:
     """What `check-commits` / `verify-history` would report as errors on this commit
     (`present`: the files it writes; the ones it removes have nothing to check)."""
-    from memwarden.policies.commits import CommitInfo, check_commit, decode_message
+    from memwarden.git.source import TreeSource
     from memwarden.policies.engine import check
-    from memwarden.source import TreeSource
+    from memwarden.policies.rules.commits import CommitInfo, check_commit, decode_message
 
     info = repo.commit_info(sha)
     text, findings = decode_message(info["raw_message"], sha[:12])

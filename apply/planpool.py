@@ -12,38 +12,25 @@ and a lock another thread held would never be released there).
 
 from __future__ import annotations
 
-import datetime as _dt
 import os
 import pickle
 import signal
+from collections.abc import Callable
 from typing import Any
 
-from memwarden.config import Config
-from memwarden.repo import Repo
+from memwarden.git.repo import Repo
 
-_WORKER: dict[str, Any] = {}
 Planned = tuple[str, str | None, str | None, Any]  # head, agent, pid, Plan | ProposalResult
+# Plans one proposal ref in a worker: (head, agent id, proposal id, plan). Given by the
+# applier, so that this module needs nothing of apply's.
+Planner = Callable[[str], Planned]
 
 
-def _init(repo: Repo, config: Config, approved_by: str | None, now: _dt.datetime,
-          force: bool, start: str) -> None:
-    _WORKER.update(repo=Repo(repo.git_dir, repo.root), config=config, approved_by=approved_by,
-                   now=now, force=force, start=start)
-
-
-def _plan_one(ref: str) -> Planned | None:
+def _plan_one(planner: Planner, ref: str) -> Planned | None:
     """None when planning failed: the applier then plans the proposal itself and reports
     whatever went wrong in its own words."""
-    from memwarden.apply.apply import _proposal_trailers, prepare
-
-    w = _WORKER
-    repo: Repo = w["repo"]
     try:
-        head = repo.resolve_commit(ref)
-        trailers = _proposal_trailers(repo, head)[1]
-        plan = prepare(repo, ref, w["config"], w["approved_by"], w["now"], w["force"],
-                       w["start"], w["start"], disk_cache=False)
-        return head, trailers.get("agent-id"), trailers.get("proposal-id"), plan
+        return planner(ref)
     except Exception:  # noqa: BLE001 - the applier's own attempt will say it clearly
         return None
 
@@ -69,8 +56,8 @@ class PlanPool:
     blocks when the applier falls behind; `close()` kills the workers and reaps them, so
     nothing waits on a queue thread (Pool.terminate could hang there)."""
 
-    def __init__(self, repo: Repo, refs: list[str], config: Config, approved_by: str | None,
-                 now: _dt.datetime, force: bool, start: str, workers: int = 2) -> None:
+    def __init__(self, refs: list[str], make_planner: Callable[[], Planner],
+                 workers: int = 2) -> None:
         self._pipes: list[Any] = []
         self._pids: list[int] = []
         self._n = 0
@@ -83,10 +70,11 @@ class PlanPool:
                 code = 0
                 try:
                     os.close(r)
-                    _init(repo, config, approved_by, now, force, start)
+                    planner = make_planner()
                     with os.fdopen(w, "wb") as out:
                         for ref in refs[k::workers]:
-                            data = pickle.dumps(_plan_one(ref), pickle.HIGHEST_PROTOCOL)
+                            data = pickle.dumps(_plan_one(planner, ref),
+                                                pickle.HIGHEST_PROTOCOL)
                             out.write(len(data).to_bytes(8, "big") + data)
                             out.flush()
                 except BaseException:  # noqa: BLE001 - the applier plans what is missing

@@ -17,12 +17,12 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from memwarden.config import Config
-from memwarden.entries import parse_facts, parse_loops
-from memwarden.errors import MemwardenError
-from memwarden.layout import AGENT_ID_RE, APPLY_OWNED_KINDS, ID_RE, classify
-from memwarden.memfile import split_lines
-from memwarden.repo import Repo, Writer, diff_bytes
+from memwarden.git.repo import Repo, Writer, diff_bytes
+from memwarden.model.config import Config
+from memwarden.model.entries import parse_facts, parse_loops
+from memwarden.model.errors import MemwardenError
+from memwarden.model.layout import AGENT_ID_RE, APPLY_OWNED_KINDS, ID_RE, classify
+from memwarden.model.memfile import split_lines
 
 OPERATIONS = ("append", "replace", "close", "remove_entry", "add_loop", "add_decision")
 DEFAULT_FILES = {"close": "open_loops.md", "add_loop": "open_loops.md",

@@ -13,10 +13,10 @@ from typing import Any
 
 from memwarden.apply import lifecycle
 from memwarden.apply.apply import AppliedIndex, apply_identity
-from memwarden.config import Config
-from memwarden.errors import MemwardenError
-from memwarden.repo import Repo
-from memwarden.trailers import parse_trailers
+from memwarden.git.repo import Repo
+from memwarden.model.config import Config
+from memwarden.model.errors import MemwardenError
+from memwarden.model.trailers import parse_trailers
 
 
 def _trailers(repo: Repo, commit: str) -> dict[str, str]:

@@ -9,16 +9,16 @@ from __future__ import annotations
 
 import datetime as _dt
 
-from memwarden.config import load_config_at
-from memwarden.entries import parse_facts, parse_loops
-from memwarden.findings import ERROR, Finding, make
-from memwarden.layout import classify
-from memwarden.memfile import split_lines
-from memwarden.policies.commits import CommitInfo, check_commit, decode_message
+from memwarden.git.repo import Repo
+from memwarden.git.source import TreeSource
+from memwarden.model.config import load_config_at
+from memwarden.model.entries import parse_facts, parse_loops
+from memwarden.model.findings import ERROR, Finding, make
+from memwarden.model.layout import classify
+from memwarden.model.memfile import split_lines
+from memwarden.model.trailers import parse_trailers
 from memwarden.policies.engine import check
-from memwarden.repo import Repo
-from memwarden.source import TreeSource
-from memwarden.trailers import parse_trailers
+from memwarden.policies.rules.commits import CommitInfo, check_commit, decode_message
 
 
 def _ids(data: bytes | None, kind: str) -> dict[str, str]:

@@ -65,7 +65,7 @@ def git(cwd: Path, *args: str) -> str:
 
 def overflow_content(slug: str, need: int, encoding: str) -> str:
     """Fact bullets worth at least `need` tokens (each one unique)."""
-    from memwarden.tokens import count_text
+    from memwarden.tokens.counter import count_text
 
     lines: list[str] = []
     k = 0
@@ -78,7 +78,7 @@ def overflow_content(slug: str, need: int, encoding: str) -> str:
 
 
 def request(repo: Any, config: Any, slug: str, i: int, overflow: bool) -> dict[str, Any]:
-    from memwarden.tokens import count_text
+    from memwarden.tokens.counter import count_text
 
     doc: dict[str, Any] = {"agentId": slug, "runId": f"run_bench_{i:04d}",
                            "proposalId": f"p-bench-{i:04d}",
@@ -101,8 +101,8 @@ def request(repo: Any, config: Any, slug: str, i: int, overflow: bool) -> dict[s
 def make_proposals(work: Path, overflow_every: int) -> dict[str, Any]:
     """One proposal per agent, in-process, FIFO commit times; returns counts."""
     from memwarden.apply.propose import propose
-    from memwarden.config import load_config_at
-    from memwarden.repo import open_repo
+    from memwarden.git.repo import open_repo
+    from memwarden.model.config import load_config_at
 
     repo = open_repo(work)
     assert repo is not None

@@ -38,10 +38,10 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from memwarden import __version__
-from memwarden.layout import classify
-from memwarden.repo import open_repo, worktree_entries
-from memwarden.tokens import get_encoder
+from memwarden.git.repo import open_repo, worktree_entries
+from memwarden.model.layout import classify
+from memwarden.tokens.counter import get_encoder
+from memwarden.version import __version__
 
 HERE = Path(__file__).resolve().parent
 OUT = HERE / "out"

@@ -26,7 +26,7 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from memwarden.tokens import count_text, get_encoder
+from memwarden.tokens.counter import count_text, get_encoder
 
 ENCODING = "cl100k_base"
 BASE_DATE = (2026, 2, 17)  # the repository's "today": every date is at or before it

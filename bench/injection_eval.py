@@ -37,7 +37,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from memwarden.policies.injection import findings_for, scan
+from memwarden.policies.rules.injection import findings_for, scan
 
 HERE = Path(__file__).resolve().parent
 CORPUS = HERE / "injection_corpus"

@@ -35,7 +35,7 @@ import zipfile
 from importlib import resources
 from pathlib import Path
 
-from memwarden.tokens import get_encoder
+from memwarden.tokens.counter import get_encoder
 
 HERE = Path(__file__).resolve().parent
 OUT = HERE / "out"

@@ -44,7 +44,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=7)
     args = ap.parse_args(argv)
     import memwarden
-    from memwarden.repo import open_repo
+    from memwarden.git.repo import open_repo
 
     rnd = random.Random(args.seed)
     repo = open_repo(args.repo)

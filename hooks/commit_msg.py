@@ -11,13 +11,13 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from memwarden.config import load_config
-from memwarden.errors import MemwardenError
-from memwarden.findings import ERROR, Finding, summarize
-from memwarden.policies.commits import CommitInfo, check_commit, decode_message
-from memwarden.repo import Repo, open_repo
-from memwarden.report import render
-from memwarden.trailers import cleanup_message
+from memwarden.git.repo import Repo, open_repo
+from memwarden.model.config import load_config
+from memwarden.model.errors import MemwardenError
+from memwarden.model.findings import ERROR, Finding, summarize
+from memwarden.model.trailers import cleanup_message
+from memwarden.policies.rules.commits import CommitInfo, check_commit, decode_message
+from memwarden.report.findings import render
 
 
 def index_file(root: Path) -> str | None:

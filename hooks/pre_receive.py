@@ -19,15 +19,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
-from memwarden.config import Config, load_config, load_config_at
-from memwarden.errors import MemwardenError
-from memwarden.findings import ERROR, Finding, make
-from memwarden.layout import AGENT_ID_RE, ID_RE
-from memwarden.policies.commits import CommitInfo, check_commit, decode_message
+from memwarden.git.repo import Repo, open_repo
+from memwarden.git.source import TreeSource
+from memwarden.model.config import Config, load_config, load_config_at
+from memwarden.model.errors import MemwardenError
+from memwarden.model.findings import ERROR, Finding, make
+from memwarden.model.layout import AGENT_ID_RE, ID_RE
 from memwarden.policies.engine import check
-from memwarden.policies.ownership import proposal_path_findings
-from memwarden.repo import Repo, open_repo
-from memwarden.source import TreeSource
+from memwarden.policies.rules.commits import CommitInfo, check_commit, decode_message
+from memwarden.policies.rules.ownership import proposal_path_findings
 
 PUSHER_VARS = ("GL_USERNAME", "GITEA_PUSHER_NAME", "REMOTE_USER")
 APPLY_KINDS = ("applied", "eviction", "maintenance")

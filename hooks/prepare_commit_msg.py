@@ -11,12 +11,12 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from memwarden.errors import MemwardenError
+from memwarden.git.repo import interpret_trailers_add, open_repo
 from memwarden.hooks.commit_msg import index_file
-from memwarden.layout import is_governed
-from memwarden.policies.commits import PREFIXES
-from memwarden.repo import interpret_trailers_add, open_repo
-from memwarden.trailers import add_trailer, cleanup_message, parse_trailers
+from memwarden.model.errors import MemwardenError
+from memwarden.model.layout import is_governed
+from memwarden.model.trailers import add_trailer, cleanup_message, parse_trailers
+from memwarden.policies.rules.commits import PREFIXES
 
 TRAILER = "Human-Edit: true"
 

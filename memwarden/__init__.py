@@ -1,24 +1,23 @@
 """memwarden: governs a git repository that holds LLM agents' long-term memory.
 
 The read side is importable: `memwarden.read_memory`, `memory_diff`, `search_memory`,
-`memory_context`, `entity_graph` (see memwarden/api.py). They load lazily so
+`memory_context`, `entity_graph` (see memwarden/read/api.py). They load lazily so
 `import memwarden` stays cheap for the hooks.
 """
 
 from __future__ import annotations
 
-TYPE_CHECKING = False  # `typing` costs a one-file hook ~5 ms: annotations only
-if TYPE_CHECKING:
-    from typing import Any
+from typing import Any
 
-__version__ = "0.1.0"
+from memwarden.version import __version__
+
 __all__ = ["read_memory", "memory_diff", "search_memory", "memory_context", "entity_graph",
            "__version__"]
 
 
 def __getattr__(name: str) -> Any:
     if name in __all__ and name != "__version__":
-        from memwarden import api
+        from memwarden.read import api
 
         return getattr(api, name)
     raise AttributeError(f"module 'memwarden' has no attribute {name!r}")

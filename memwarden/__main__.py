@@ -13,14 +13,14 @@ import sys
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     if args[:1] == ["check"]:
-        from memwarden.cli_check import lean_main, quick_exit
+        from memwarden.cli.check import lean_main, quick_exit
 
         code = lean_main(args[1:], program=argv is None)
         if code is not None:
             if argv is None:
                 quick_exit(code)  # nothing to tear down that matters: ~5 ms saved
             return code
-    from memwarden.cli import main as cli_main
+    from memwarden.cli.main import main as cli_main
 
     return cli_main(argv)
 

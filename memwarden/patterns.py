@@ -214,7 +214,7 @@ def _cache_path(cache_dir: str | Path | None, name: str = "bulk") -> str | None:
     try:
         import _sre
 
-        from memwarden import __version__
+        from memwarden.version import __version__
 
         build = (f"{sys.version}|{sys.implementation.cache_tag}|{_sre.MAGIC}|{_sre.CODESIZE}"
                  f"|{__version__}")

@@ -10,17 +10,17 @@ from __future__ import annotations
 import os
 import sys
 
-from memwarden import __version__
 from memwarden.cachedir import ShardedCache, read_sealed, remove_legacy, write_sealed
-from memwarden.config import Config
-from memwarden.findings import ERROR, Finding, make
-from memwarden.gitfiles import Entry
-from memwarden.layout import LAYER1, classify, is_governed
-from memwarden.memfile import MemFile
-from memwarden.policies.context import FileContext, TreeContext
+from memwarden.git.files import Entry
+from memwarden.git.source import Source, WorktreeSource
+from memwarden.model.config import Config
+from memwarden.model.findings import ERROR, Finding, make
+from memwarden.model.layout import LAYER1, classify, is_governed
+from memwarden.model.memfile import MemFile
 from memwarden.policies.registry import FAMILIES, FILE, Rule, check_rules, tree_checks
-from memwarden.source import Source, WorktreeSource
-from memwarden.tokens import TokenCounter, get_encoder, verify_encoding
+from memwarden.policies.rulecontext import FileContext, TreeContext
+from memwarden.tokens.counter import TokenCounter, get_encoder, verify_encoding
+from memwarden.version import __version__
 
 TYPE_CHECKING = False  # `typing` costs a one-file hook ~5 ms: annotations only
 if TYPE_CHECKING:
@@ -286,7 +286,7 @@ def prepare_tree_rules(registry: MemFile | None) -> None:
     the serial tree-rule pass after the workers is shorter."""
     if registry is None or registry.too_large or registry.text is None:
         return
-    from memwarden.policies.structure import registry_parts
+    from memwarden.policies.rules.structure import registry_parts
 
     registry_parts(registry.text)
 
@@ -302,7 +302,7 @@ def evaluate_entries(source: Source, pending: list[Entry], rules: list[Rule], co
     global _JOB
     _JOB = (source, pending, rules, config, counter)
     for family in FAMILIES:  # compile patterns once, before the fork, not once per worker
-        warm = getattr(sys.modules.get(f"memwarden.policies.{family}"), "warm", None)
+        warm = getattr(sys.modules.get(f"memwarden.policies.rules.{family}"), "warm", None)
         if warm is not None:
             warm()
     # The workers allocate a lot and keep little. Frozen, the parent's objects (modules,

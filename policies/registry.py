@@ -6,7 +6,7 @@ from these definitions, so they cannot drift apart.
 
 from __future__ import annotations
 
-from memwarden.findings import Finding
+from memwarden.model.findings import Finding
 from memwarden.records import FrozenRecord
 
 TYPE_CHECKING = False  # `typing` costs a one-file hook ~5 ms: annotations only
@@ -19,12 +19,12 @@ TREE = "tree"  # check(ctx: TreeContext) -> Iterable[Finding]; sees every govern
 META = "meta"  # produced by the engine itself (e.g. expired waivers); no check function
 COMMIT = "commit"  # produced by commit/trailer checks (later issues)
 
-FAMILIES = ("tokens", "structure", "injection", "paths", "commits", "ownership",
+FAMILIES = ("limits", "structure", "injection", "paths", "commits", "ownership",
             "transitions")
 # The families that register FILE or TREE rules (what `memwarden check` runs); the others
 # only hold commit and transition rules, which a check need not import (~3 ms of a hook).
 # tests/test_check_single_fast.py proves every FILE/TREE rule and tree part lives here.
-CHECK_FAMILIES = ("tokens", "structure", "injection", "paths")
+CHECK_FAMILIES = ("limits", "structure", "injection", "paths")
 
 
 _RULE_FIELDS = ("id", "name", "severity", "summary", "why", "bad", "good", "scope", "kinds",
@@ -104,7 +104,7 @@ def register(r: Rule) -> None:
 
 def _load(families: tuple[str, ...] = FAMILIES) -> None:
     for family in families:
-        __import__(f"memwarden.policies.{family}")  # not importlib: ~0.5 ms of a hook
+        __import__(f"memwarden.policies.rules.{family}")  # not importlib: ~0.5 ms of a hook
 
 
 def check_rules() -> list[Rule]:

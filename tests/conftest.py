@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from hypothesis import settings
 
-from memwarden.cli import main
+from memwarden.cli.main import main
 
 # CI runs a fixed set of examples (reproducible gate); local runs explore new ones.
 settings.register_profile("ci", derandomize=True, deadline=None)

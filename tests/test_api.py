@@ -8,7 +8,7 @@ import pytest
 from conftest import git, make_repo
 
 import memwarden
-from memwarden.errors import MemwardenError
+from memwarden.model.errors import MemwardenError
 
 FILES = {
     "memory/a/snapshot.md": "# Snapshot: a\n\nWorking on the [[heron-survey]].\n",

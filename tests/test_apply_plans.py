@@ -9,7 +9,7 @@ from conftest import git
 from test_apply_push import propose, setup
 
 from memwarden.apply.planpool import still_holds
-from memwarden.repo import Writer, open_repo
+from memwarden.git.repo import Writer, open_repo
 
 IDENT = ("t", "t@example.invalid")
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from conftest import git
 
-from memwarden.tokens import count_text, get_encoder
+from memwarden.tokens.counter import count_text, get_encoder
 
 BENCH = Path(__file__).resolve().parents[1] / "bench"
 sys.path.insert(0, str(BENCH))

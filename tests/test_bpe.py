@@ -16,10 +16,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from memwarden import bpe, tokens
-from memwarden.errors import EncodingUnavailable
-from memwarden.splitpattern import splitter
-from memwarden.tokens import OFFICIAL_SHA256, count_text, get_encoder
+from memwarden.model.errors import EncodingUnavailable
+from memwarden.tokens import bpe
+from memwarden.tokens import counter as tokens
+from memwarden.tokens.counter import OFFICIAL_SHA256, count_text, get_encoder
+from memwarden.tokens.splitpattern import splitter
 
 ENCODINGS = ("cl100k_base", "o200k_base")
 BENCH = Path(__file__).resolve().parents[1] / "bench"
@@ -226,7 +227,7 @@ def _rank_copy(fresh, name="cl100k_base"):
     folder = fresh / "encodings"
     folder.mkdir(exist_ok=True)
     target = folder / f"{name}.tiktoken"
-    target.write_bytes(packdata.read_bytes("memwarden", "encodings", f"{name}.tiktoken"))
+    target.write_bytes(packdata.read_bytes("memwarden.tokens", "encodings", f"{name}.tiktoken"))
     return target
 
 

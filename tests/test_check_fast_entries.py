@@ -15,7 +15,7 @@ import unicodedata
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memwarden.entries import (
+from memwarden.model.entries import (
     BULLET_RE,
     CHECKBOX_RE,
     CLOSED_RE,

@@ -12,7 +12,7 @@ import sys
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memwarden.policies import injection as inj
+from memwarden.policies.rules import injection as inj
 
 
 def _invisible_pattern():

@@ -10,7 +10,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memwarden.policies.structure import certainly_valid, schema_issues, validator
+from memwarden.policies.rules.structure import certainly_valid, schema_issues, validator
 
 TEXT = st.one_of(st.text(max_size=8), st.sampled_from(["a", "x y", " ", "1.2.0", "01.2.0"]))
 ANY = st.one_of(TEXT, st.integers(-3, 30), st.floats(-1, 2, allow_nan=False), st.booleans(),
@@ -126,7 +126,7 @@ def test_fast_path_leaves_errors_to_jsonschema():
 # ---- remembered per-value answers for plain object schemas (memory frontmatter)
 
 from memwarden.policies.fastschema import is_valid  # noqa: E402
-from memwarden.policies.structure import (  # noqa: E402
+from memwarden.policies.rules.structure import (  # noqa: E402
     _FAST_FORMATS,
     _base_valid,
     _fast_parts,

@@ -29,10 +29,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memwarden.cachedir import SHARDS, read_sealed, shard_of, write_sealed
-from memwarden.cli_check import run_check
-from memwarden.config import Config, TomlError, load_toml, parse_config
-from memwarden.findings import Finding
-from memwarden.memfile import FrontMatter, parse_frontmatter
+from memwarden.cli.check import run_check
+from memwarden.model.config import Config, TomlError, load_toml, parse_config
+from memwarden.model.findings import Finding
+from memwarden.model.memfile import FrontMatter, parse_frontmatter
 from memwarden.policies import engine, registry
 from memwarden.policies.engine import CheckResult, FileResult, FindingsCache
 
@@ -205,9 +205,10 @@ def test_a_one_file_check_in_a_fresh_process_imports_little(tmp_path: Path) -> N
         assert proc.returncode == 0, proc.stderr
     loaded = set(proc.stdout.split())
     for name in ("yaml", "tomllib", "click", "difflib", "jsonschema", "pygit2",
-                 "memwarden.policies.commits", "memwarden.trailers", "memwarden.repo"):
+                 "memwarden.policies.rules.commits", "memwarden.model.trailers",
+                 "memwarden.git.repo"):
         assert name not in loaded, name
-    assert "memwarden.policies.injection" in loaded
+    assert "memwarden.policies.rules.injection" in loaded
 
 
 def test_parallel_workers_give_the_in_process_findings(tmp_path: Path,
@@ -374,8 +375,7 @@ def test_small_checks_keep_counts_in_the_shards_and_agree(tmp_path: Path) -> Non
 def _reference_value(text: str) -> object:
     import re
 
-    from memwarden import memfile
-
+    from memwarden.model import memfile
     m = re.compile(memfile.SIMPLE_VALUE_PATTERN).fullmatch(text)
     if m is None:
         return memfile._NO_VALUE
@@ -404,8 +404,7 @@ _VALUE_CHARS = st.sampled_from(['"', "'", "\\", " ", "a", "Z", "0", "-", ".", "\
     st.text(max_size=8).map(lambda t: f'"{t}"'),
     st.text(max_size=8)))
 def test_simple_value_shortcut_is_the_pattern(text: str) -> None:
-    from memwarden import memfile
-
+    from memwarden.model import memfile
     got, want = memfile._simple_value(text), _reference_value(text)
     assert type(got) is type(want) and (got is want or got == want), (text, got, want)
 
@@ -417,8 +416,7 @@ def test_simple_value_shortcut_is_the_pattern(text: str) -> None:
 def test_punctuation_run_is_the_pattern(text: str) -> None:
     import re
 
-    from memwarden.policies import injection
-
+    from memwarden.policies.rules import injection
     assert injection._lead_end(text) == re.compile(f"{injection._PUNCT}*").match(text).end()
     for ch in text:
         assert (ch in injection._PUNCT_CHARS) == bool(re.fullmatch(injection._PUNCT, ch))
@@ -426,7 +424,7 @@ def test_punctuation_run_is_the_pattern(text: str) -> None:
 
 @pytest.mark.parametrize("size", [0, 1, 4095, 65536, 65537, 200_001])
 def test_raw_read_is_the_buffered_read(tmp_path: Path, size: int) -> None:
-    from memwarden.source import _read
+    from memwarden.git.source import _read
 
     path = tmp_path / "f"
     path.write_bytes(os.urandom(size))
@@ -437,8 +435,8 @@ def test_raw_read_is_the_buffered_read(tmp_path: Path, size: int) -> None:
 
 
 def test_raw_read_of_an_oversized_file_reads_nothing(tmp_path: Path) -> None:
-    from memwarden.memfile import MAX_FILE_BYTES
-    from memwarden.source import _read
+    from memwarden.git.source import _read
+    from memwarden.model.memfile import MAX_FILE_BYTES
 
     path = tmp_path / "big"
     with path.open("wb") as fh:
@@ -450,9 +448,9 @@ def test_raw_read_of_an_oversized_file_reads_nothing(tmp_path: Path) -> None:
 
 def test_cold_large_check_builds_the_encoder_meanwhile_with_equal_results(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from memwarden.config import parse_config
-    from memwarden.repo import open_repo
-    from memwarden.source import WorktreeSource
+    from memwarden.git.repo import open_repo
+    from memwarden.git.source import WorktreeSource
+    from memwarden.model.config import parse_config
 
     root = _repo(tmp_path)
     repo = open_repo(root)
@@ -475,9 +473,9 @@ def test_cold_large_check_builds_the_encoder_meanwhile_with_equal_results(
 def test_findings_infos_and_entries_behave_as_frozen_dataclasses() -> None:
     """Finding, FileInfo and Entry are plain frozen values now: equal, hashed, ordered
     (findings), pickled (workers send them back) and copied with changes as before."""
-    from memwarden.findings import Finding, make
-    from memwarden.layout import FileInfo, classify
-    from memwarden.repo import Entry
+    from memwarden.git.repo import Entry
+    from memwarden.model.findings import Finding, make
+    from memwarden.model.layout import FileInfo, classify
 
     a = make("MW102", "error", "memory/a/facts.md", 3, 1, "over", "text", "hint")
     b = a.replace(line=2)

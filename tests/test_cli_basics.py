@@ -92,8 +92,7 @@ def _click_only(args: list[str]) -> tuple[int, str, str]:
     import io
     from contextlib import redirect_stderr, redirect_stdout
 
-    from memwarden import cli
-
+    from memwarden.cli.main import main as cli
     out, err = io.StringIO(), io.StringIO()
     with redirect_stdout(out), redirect_stderr(err):
         code = cli._main(["check", *args])
@@ -104,7 +103,7 @@ def _click_only(args: list[str]) -> tuple[int, str, str]:
 def test_lean_check_is_the_click_command(tmp_path, monkeypatch, capsys, args):
     """Same exit code, stdout and stderr as the click command, for every argument shape;
     shapes the lean parser does not mirror are handed to click."""
-    from memwarden.cli_check import lean_main, parse_check_args
+    from memwarden.cli.check import lean_main, parse_check_args
 
     root = make_repo(tmp_path, LEAN_FILES)
     monkeypatch.chdir(root)
@@ -126,7 +125,7 @@ def test_python_m_check_runs_without_click_and_prints_what_click_prints(tmp_path
     probe = ("import sys\nfrom memwarden.__main__ import main\n"
              "code = main(['check', *sys.argv[1:]])\n"
              "sys.stderr.write('CLICK=%s' % ('click' in sys.modules))\nsys.exit(code)\n")
-    via_click = ("import sys\nfrom memwarden.cli import _main\n"
+    via_click = ("import sys\nfrom memwarden.cli.main import _main\n"
                  "sys.exit(_main(['check', *sys.argv[1:]]))\n")
     for args in (["memory/a/facts.md"], ["memory/a/notes.txt"], ["memory/b/нотатки.txt"],
                  ["--all", "--format", "json"], ["memory/a/nope.md"], ["--bogus"]):

@@ -11,7 +11,12 @@ from pathlib import Path
 import pytest
 from conftest import GIT_ENV, git, make_repo, rules_in
 
-from memwarden.policies.commits import CommitInfo, check_commit, classify_commit, decode_message
+from memwarden.policies.rules.commits import (
+    CommitInfo,
+    check_commit,
+    classify_commit,
+    decode_message,
+)
 
 PROPOSAL = ("memory-update: a / run_1 / p-1\n\nAgent-Id: a\nRun-Id: run_1\nProposal-Id: p-1\n"
             "Priority: normal\nExpected-Version: 3\n")

@@ -8,8 +8,8 @@ import os
 import pytest
 from conftest import make_repo
 
-from memwarden.config import load_config, parse_config
-from memwarden.errors import ConfigError
+from memwarden.model.config import load_config, parse_config
+from memwarden.model.errors import ConfigError
 
 
 def test_defaults_without_file():
@@ -106,7 +106,7 @@ def test_cli_select_validation(tmp_path, mw):
 
 
 def test_valid_config_is_remembered_invalid_never(tmp_path, monkeypatch):
-    from memwarden.config import ConfigError, _valid_marker, parse_config
+    from memwarden.model.config import ConfigError, _valid_marker, parse_config
 
     monkeypatch.setenv("MEMWARDEN_CACHE_DIR", str(tmp_path / "cache"))
     parse_config("[limits]\nfacts = 6000\n")

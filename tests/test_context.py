@@ -11,11 +11,11 @@ from conftest import git, make_repo
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from memwarden import search as S
-from memwarden.config import parse_config
-from memwarden.context import build_context
-from memwarden.repo import open_repo
-from memwarden.tokens import count_text
+from memwarden.git.repo import open_repo
+from memwarden.model.config import parse_config
+from memwarden.read import search as S
+from memwarden.read.context import build_context
+from memwarden.tokens.counter import count_text
 
 SNAPSHOT = "# Snapshot: a\n\n## Role\nKeeps the heron census.\n"
 LOOPS = ("# Open Loops: a\n\n## Critical\n"

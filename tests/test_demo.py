@@ -10,11 +10,11 @@ from pathlib import Path
 
 from conftest import rules_in
 
-from memwarden.config import parse_config
-from memwarden.demo import PLANTED, run_demo, verify
-from memwarden.findings import ERROR, make
+from memwarden.cli.demo import PLANTED, run_demo, verify
+from memwarden.model.config import parse_config
+from memwarden.model.findings import ERROR, make
 from memwarden.policies.registry import get_rule
-from memwarden.tokens import count_text
+from memwarden.tokens.counter import count_text
 
 EXAMPLE = Path(str(resources.files("memwarden") / "example"))
 AGENTS = ("garden-curator", "archivist-violin", "news-scout")

@@ -9,15 +9,15 @@ from conftest import git, make_repo, write_files
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memwarden.entities import (
+from memwarden.git.repo import open_repo
+from memwarden.model.entries import body_start
+from memwarden.read.entities import (
     _scan_lines,
     entity_graph,
     parse_target,
     scan_links,
     slugify,
 )
-from memwarden.entries import body_start
-from memwarden.repo import open_repo
 
 # --------------------------------------------------------------------------- the parser
 

@@ -15,7 +15,7 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from memwarden.entries import (
+from memwarden.model.entries import (
     HEADING_RE,
     normalise,
     parse_decisions,
@@ -24,8 +24,8 @@ from memwarden.entries import (
     short_id,
     valid_date,
 )
-from memwarden.layout import classify
-from memwarden.memfile import (
+from memwarden.model.layout import classify
+from memwarden.model.memfile import (
     MAX_FRONTMATTER_BYTES,
     MemFile,
     YamlProblem,

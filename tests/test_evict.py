@@ -9,7 +9,7 @@ import subprocess
 
 from conftest import GIT_ENV, git, make_repo
 
-from memwarden.tokens import count_text
+from memwarden.tokens.counter import count_text
 
 META = '{"agentId": "a", "version": 1, "schemaVersion": "1.0"}\n'
 NOW = "2026-03-01T12:00:00Z"
@@ -86,8 +86,8 @@ def test_touched_and_recently_used_facts_stay(tmp_path, mw):
     limit = count_text(text, "cl100k_base") + 3
     root = repo_with(tmp_path, {"memory/a/facts.md": text},
                      f"max_auto_diff_bytes = 100000\n[limits]\nfacts = {limit}\n")
-    from memwarden.entries import parse_facts
-    from memwarden.memfile import split_lines
+    from memwarden.model.entries import parse_facts
+    from memwarden.model.memfile import split_lines
 
     facts, _ = parse_facts(split_lines(text))
     cited = facts[0].id  # the oldest-positioned fact, but cited by a recent run

@@ -13,8 +13,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memwarden.apply.evict import PartCounter
-from memwarden.tokens import PART as _PART
-from memwarden.tokens import count_edited, get_encoder
+from memwarden.tokens.counter import PART as _PART
+from memwarden.tokens.counter import count_edited, get_encoder
 
 ENCODINGS = ["cl100k_base", "o200k_base"]
 TRICKY = st.sampled_from(["\n", "\r\n", "\r", " ", "  ", "\t", "/", "//", "- ", "'s", "'ll",
@@ -71,7 +71,7 @@ def test_count_edited_counts_only_the_changed_parts(monkeypatch):
     known = "".join(f"- fact {i}: something worth keeping\n" for i in range(400))
     text = known.replace("- fact 200: something", "- fact 200: anything")
     n = whole(known, "cl100k_base")
-    import memwarden.tokens as tokens
+    import memwarden.tokens.counter as tokens
 
     seen: list[str] = []
     real = tokens.count_text

@@ -12,9 +12,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from memwarden.apply.evict import Evicted, evict_facts, evict_loops, remove_entries
-from memwarden.entries import parse_facts, parse_loops
-from memwarden.memfile import split_lines
-from memwarden.tokens import count_text
+from memwarden.model.entries import parse_facts, parse_loops
+from memwarden.model.memfile import split_lines
+from memwarden.tokens.counter import count_text
 
 ENC = "cl100k_base"
 NOW = _dt.datetime(2026, 3, 1, 12, 0, tzinfo=_dt.UTC)

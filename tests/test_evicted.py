@@ -10,10 +10,10 @@ import subprocess
 from conftest import GIT_ENV, git, make_repo
 
 from memwarden.apply.evicted import Removed, find_fact, restore_request
-from memwarden.entries import parse_facts, short_id
-from memwarden.errors import MemwardenError
-from memwarden.memfile import split_lines
-from memwarden.tokens import count_text
+from memwarden.model.entries import parse_facts, short_id
+from memwarden.model.errors import MemwardenError
+from memwarden.model.memfile import split_lines
+from memwarden.tokens.counter import count_text
 
 META = '{"agentId": "a", "version": 1, "schemaVersion": "1.0"}\n'
 NOW = "2026-03-01T12:00:00Z"

@@ -5,8 +5,8 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memwarden.policies import structure
 from memwarden.policies.fastschema import is_valid
+from memwarden.policies.rules import structure
 
 KINDS = ["snapshot", "facts", "open_loops", "decisions", "relationships", "changelog",
          "timeline", "run", "agent_contract", "meta", "registry", "agent_jsonl"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memwarden.memfile import load_yaml_doc, parse_frontmatter, simple_mapping
+from memwarden.model.memfile import load_yaml_doc, parse_frontmatter, simple_mapping
 
 KEYS = st.one_of(st.from_regex(r"[A-Za-z_][A-Za-z0-9_-]{0,12}", fullmatch=True),
                  st.sampled_from(["on", "No", "y", "agent", "version", "updated_at", "TRUE"]))
@@ -47,7 +47,7 @@ def test_fast_path_declines_doubtful_values():
 
 # ---- nested blocks (agent contracts): `key:` + indented `- item` or `sub: value` lines
 
-from memwarden.memfile import YamlProblem, simple_block  # noqa: E402
+from memwarden.model.memfile import YamlProblem, simple_block  # noqa: E402
 
 SCALARS = st.one_of(
     VALUES,
@@ -140,8 +140,7 @@ def test_nested_fast_path_agrees_with_yaml_on_plain_blocks(blocks):
 def test_remembered_lines_give_what_fresh_ones_give(first, blocks):
     """Top-level and nested lines are remembered across files: a block parsed after others
     (warm) equals the same block parsed with nothing remembered (cold)."""
-    from memwarden import memfile
-
+    from memwarden.model import memfile
     lines = [line for block in blocks for line in block]
     simple_block([line for block in first for line in block])  # warm the caches
     simple_block(lines)

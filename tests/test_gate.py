@@ -9,7 +9,7 @@ import subprocess
 import pytest
 from conftest import GIT_ENV, git, make_repo, rules_in
 
-from memwarden.tokens import count_text
+from memwarden.tokens.counter import count_text
 
 FACTS = "# Facts: a\n\n## Domain\n- one fact\n"
 AGENT = ("---\nname: A\nslug: a\nversion: 1.0.0\nstatus: active\n"

@@ -9,8 +9,8 @@ import pygit2
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memwarden.heldobjects import _MAX_DEPTH, delta, write_pack
-from memwarden.repo import Repo, Writer
+from memwarden.git.heldobjects import _MAX_DEPTH, delta, write_pack
+from memwarden.git.repo import Repo, Writer
 
 WHO = ("Tester", "t@example.invalid")
 
@@ -154,7 +154,7 @@ def test_spliced_trees_are_the_trees_libgit2_builds(tmp_path_factory, base, chan
 
 
 def test_a_batch_over_the_memory_bound_spills_packs_and_reads_on(tmp_path, monkeypatch):
-    from memwarden.heldobjects import HeldObjects
+    from memwarden.git.heldobjects import HeldObjects
 
     monkeypatch.setattr(HeldObjects, "SPILL_BYTES", 20_000)
     repo = repo_with_files(tmp_path)

@@ -16,8 +16,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from memwarden.policies import injection
-from memwarden.policies.injection import scan
+from memwarden.policies.rules import injection
+from memwarden.policies.rules.injection import scan
 
 BENCH = Path(__file__).resolve().parent.parent / "bench"
 KINDS = ("facts", "snapshot", injection.CONTRACT)

@@ -19,9 +19,9 @@ import test_injection_fast as fast
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from memwarden.layout import classify
-from memwarden.memfile import MemFile
-from memwarden.policies import injection as inj
+from memwarden.model.layout import classify
+from memwarden.model.memfile import MemFile
+from memwarden.policies.rules import injection as inj
 
 PUNCT = inj._PUNCT
 

@@ -12,7 +12,7 @@ import subprocess
 import pytest
 from conftest import GIT_ENV
 
-from memwarden.repo import open_repo
+from memwarden.git.repo import open_repo
 
 
 def _git(root, *args, when=None):
@@ -53,7 +53,7 @@ def test_line_times_match_git_blame(tmp_path, seed):
 def test_line_times_over_commits_written_in_process(tmp_path):
     """Commits this process wrote are walked without tree lookups where they left the
     file alone; the answer must still be git's."""
-    from memwarden.repo import Writer
+    from memwarden.git.repo import Writer
 
     _git(tmp_path, "init", "-q")
     (tmp_path / "facts.md").write_text("- first\n")

@@ -13,9 +13,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from memwarden.apply.maintain import rotate_changelog
-from memwarden.entries import parse_facts, parse_loops
-from memwarden.memfile import split_lines
-from memwarden.trailers import parse_trailers
+from memwarden.model.entries import parse_facts, parse_loops
+from memwarden.model.memfile import split_lines
+from memwarden.model.trailers import parse_trailers
 
 NOW = "2026-02-17T15:00:00Z"
 OLD = "2025-10-01T08:00:00Z"  # 139 days before NOW

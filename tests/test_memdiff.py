@@ -12,11 +12,11 @@ from conftest import GIT_ENV, git, make_repo, write_files
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from memwarden.errors import MemwardenError
-from memwarden.memdiff import memory_diff, parse_since, unified
-from memwarden.read import serialize
-from memwarden.repo import open_repo
-from memwarden.tokens import count_text
+from memwarden.git.repo import open_repo
+from memwarden.model.errors import MemwardenError
+from memwarden.read.budget import serialize
+from memwarden.read.diff import memory_diff, parse_since, unified
+from memwarden.tokens.counter import count_text
 
 FACTS = "# Facts: a\n\n## Domain\n" + "".join(f"- fact number {i}\n" for i in range(12))
 LOOPS = "# Open Loops: a\n\n- [ ] loop_1: first question (opened 2026-02-01)\n"

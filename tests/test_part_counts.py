@@ -1,5 +1,5 @@
 """A hook run counts only the parts of its file that the runs before it have not counted
-(memwarden.tokens.PartCounts), and maps the BPE table without its crc32 while the file is
+(memwarden.tokens.counter.PartCounts), and maps the BPE table without its crc32 while the file is
 the one whose crc32 matched. Both are caches: the counts must stay tiktoken's exactly, and a
 damaged, foreign or changed file must be checked, never trusted."""
 
@@ -12,9 +12,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memwarden import bpe, tokens
 from memwarden.cachedir import read_sealed
-from memwarden.tokens import OFFICIAL_SHA256, PartCounts, get_encoder
+from memwarden.tokens import bpe
+from memwarden.tokens import counter as tokens
+from memwarden.tokens.counter import OFFICIAL_SHA256, PartCounts, get_encoder
 from tests.conftest import make_repo
 
 ENC = "cl100k_base"
@@ -207,7 +208,7 @@ def _wait_for(path, seconds=10.0):
 def test_cache_writes_are_made_after_returning(tmp_path, monkeypatch):
     import time
 
-    from memwarden.cli_check import write_later
+    from memwarden.cli.check import write_later
 
     monkeypatch.delenv("MEMWARDEN_WRITE_CACHES", raising=False)
     marker = tmp_path / "written"
@@ -224,7 +225,7 @@ def test_cache_writes_are_made_after_returning(tmp_path, monkeypatch):
 
 
 def test_cache_writes_now_when_asked(tmp_path, monkeypatch):
-    from memwarden.cli_check import write_later
+    from memwarden.cli.check import write_later
 
     monkeypatch.setenv("MEMWARDEN_WRITE_CACHES", "now")
     marker = tmp_path / "written"

@@ -159,7 +159,7 @@ SHUNNED = {SHUNNED!r}
 for name in [m for m in sys.modules if m.split(".")[0] in SHUNNED]:
     del sys.modules[name]
 from memwarden import patterns
-from memwarden.cli_check import lean_main
+from memwarden.cli.check import lean_main
 code = lean_main(sys.argv[1:], program=True)
 print(len(patterns._preloaded), len(patterns._missed),
       ",".join(m for m in SHUNNED if m in sys.modules) or "-")

@@ -8,8 +8,8 @@ import pytest
 from conftest import git, make_repo
 
 from memwarden.hooks.pre_receive import install
-from memwarden.policies.commits import CommitInfo, check_commit
-from memwarden.trailers import parse_trailers
+from memwarden.model.trailers import parse_trailers
+from memwarden.policies.rules.commits import CommitInfo, check_commit
 
 FACTS = "# Facts: a\n\n## Domain\n- one fact\n\n## Deprecated\n- old fact\n"
 LOOPS = ("# Open Loops: a\n\n## Critical\n"

@@ -8,7 +8,7 @@ import stat
 
 from conftest import git, make_repo
 
-from memwarden.repo import REFLESS_PUSH_MIN, Repo, Writer
+from memwarden.git.repo import REFLESS_PUSH_MIN, Repo, Writer
 
 WHO = ("Tester", "t@example.invalid")
 

@@ -13,18 +13,13 @@ from conftest import GIT_ENV, git, make_repo, write_files
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from memwarden import repo as repo_module
-from memwarden.entries import parse_facts
-from memwarden.errors import MemwardenError
-from memwarden.read import (
-    MODE_BUDGETS,
-    read_memory,
-    render_markdown,
-    serialize,
-    split_keepends,
-)
-from memwarden.repo import open_repo
-from memwarden.tokens import count_text, get_encoder
+from memwarden.git import repo as repo_module
+from memwarden.git.repo import open_repo
+from memwarden.model.entries import parse_facts
+from memwarden.model.errors import MemwardenError
+from memwarden.read.budget import serialize, split_keepends
+from memwarden.read.reader import MODE_BUDGETS, read_memory, render_markdown
+from memwarden.tokens.counter import count_text, get_encoder
 
 SNAPSHOT = ("---\nagent: a\nupdated_at: \"2026-02-17T10:00:00Z\"\nversion: 4\nrun_id: run_3\n---\n"
             "# Snapshot: a\n\n## Role\nCurator of the \"garden\" notes.\n\n## Context\n"
@@ -458,7 +453,7 @@ def test_budget_is_never_exceeded_and_count_is_exact(tmp_path_factory, files, mo
 # --------------------------------------------------------------------------- git cat-file
 
 BatchReader = getattr(repo_module, "BatchReader", None)
-needs_batch = pytest.mark.skipif(BatchReader is None, reason="memwarden.repo.BatchReader absent")
+needs_batch = pytest.mark.skipif(BatchReader is None, reason="BatchReader absent")
 ODD_PATHS = ["memory/a/facts.md", "memory/a/run.sh", "memory/a/link", "memory/a/sub",
              "memory/a/sub/x.md", "memory/a/mod", "memory/a/none.md", "memory/zz/facts.md",
              "memory", "memwarden.toml", "memory/a/facts.md/x", "./memory/a/facts.md",
@@ -535,7 +530,7 @@ def test_cli_bytes_equal_the_api_bytes(repo, mw, args):
 @needs_batch
 def test_cli_read_does_not_load_pygit2(repo):
     """pygit2 takes ~50 ms to import; a read of a few blobs asks git cat-file instead."""
-    script = ("import sys\nfrom memwarden.cli import main\n"
+    script = ("import sys\nfrom memwarden.cli.main import main\n"
               "code = main(['read', 'a', '--mode', 'wide'])\n"
               "assert 'pygit2' not in sys.modules, 'pygit2 was imported'\nsys.exit(code)\n")
     proc = subprocess.run([sys.executable, "-c", script], cwd=repo, capture_output=True,

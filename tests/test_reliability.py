@@ -159,8 +159,8 @@ def make_proposals(work: Path, agents: list[str], per: int) -> dict[str, Expecte
     """Write every proposal in-process (one commit + branch each, all on the first main
     commit), commit times increasing in FIFO order, round by round over the agents."""
     from memwarden.apply.propose import propose
-    from memwarden.config import load_config_at
-    from memwarden.repo import open_repo
+    from memwarden.git.repo import open_repo
+    from memwarden.model.config import load_config_at
 
     repo = open_repo(work)
     assert repo is not None
@@ -212,9 +212,9 @@ def applied_commit(repo_dir: Path, rev: str = "main") -> dict[str, str]:
 def fact_ids_lost(repo_dir: Path, rev: str = "main") -> list[str]:
     """Fact ids that entered some facts.md on main and are neither on main now nor listed by
     an eviction commit (SPEC §4.4: nothing is lost)."""
-    from memwarden.entries import parse_facts
-    from memwarden.memfile import split_lines
-    from memwarden.repo import open_repo
+    from memwarden.git.repo import open_repo
+    from memwarden.model.entries import parse_facts
+    from memwarden.model.memfile import split_lines
 
     repo = open_repo(repo_dir)
     assert repo is not None

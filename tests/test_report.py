@@ -20,9 +20,9 @@ from conftest import make_repo, rules_in
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from memwarden.findings import ERROR, WARNING, Finding, fingerprint, summarize
+from memwarden.model.findings import ERROR, WARNING, Finding, fingerprint, summarize
 from memwarden.policies.registry import all_rules
-from memwarden.report import (
+from memwarden.report.findings import (
     EXTENSIONS,
     FORMATS,
     GITHUB_ANNOTATION_CAP,

@@ -14,9 +14,9 @@ from conftest import git, make_repo, write_files
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from memwarden import search as S
-from memwarden.errors import MemwardenError
-from memwarden.repo import open_repo
+from memwarden.git.repo import open_repo
+from memwarden.model.errors import MemwardenError
+from memwarden.read import search as S
 
 FM = '---\nagent: "{a}"\nupdated_at: "2026-02-15T09:00:00Z"\n---\n'
 
@@ -374,7 +374,7 @@ def test_eviction_keeps_a_few_trees(repo_root, mw):
 
 
 def test_concurrent_processes_build_one_sound_index(repo_root):
-    code = ("import json, sys; from memwarden.search import search; from memwarden.repo "
+    code = ("import json, sys; from memwarden.read.search import search; from memwarden.git.repo "
             "import open_repo; print(json.dumps(search(open_repo('.'), 'zebra')))")
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
     procs = [subprocess.Popen([sys.executable, "-c", code], cwd=repo_root, env=env,

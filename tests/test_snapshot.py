@@ -13,9 +13,9 @@ from conftest import git, make_repo, write_files
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memwarden import snapshot as snap
-from memwarden.policies.commits import CommitInfo, check_commit
-from memwarden.trailers import parse_trailers
+from memwarden.model.trailers import parse_trailers
+from memwarden.policies.rules.commits import CommitInfo, check_commit
+from memwarden.read import snapshot as snap
 
 FACTS = "# Facts: a\n\n## Domain\n- MinIO keeps versions\n"
 META = '{"agentId": "a", "version": 3, "schemaVersion": "1.0"}\n'
@@ -130,7 +130,7 @@ def test_symlinks_are_skipped_and_listed(repo, tmp_path, mw):
 
 
 def snap_repo(root):
-    from memwarden.repo import open_repo
+    from memwarden.git.repo import open_repo
 
     return open_repo(root)
 
@@ -448,7 +448,7 @@ def test_consistent_forgery_is_caught_by_the_repository(repo, tmp_path, mw):
     def fn(doc):
         import hashlib
 
-        from memwarden.repo import hash_blob
+        from memwarden.git.repo import hash_blob
 
         f = doc["files"]["memory/a/facts.md"]
         f.update(sha256=hashlib.sha256(forged).hexdigest(), size=len(forged),

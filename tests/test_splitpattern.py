@@ -11,8 +11,9 @@ import regex
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memwarden import splitpattern, tokens
 from memwarden.cachedir import read_sealed, write_sealed
+from memwarden.tokens import counter as tokens
+from memwarden.tokens import splitpattern
 
 ENCODINGS = ("cl100k_base", "o200k_base")
 PATTERNS = {name: tokens._spec(name)["pat_str"] for name in ENCODINGS}

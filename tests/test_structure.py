@@ -15,12 +15,13 @@ import jsonschema
 import pytest
 from conftest import make_repo, rules_in, write_files
 
-from memwarden.config import parse_config
-from memwarden.findings import Finding
-from memwarden.layout import classify
-from memwarden.memfile import MemFile
+from memwarden.git.source import WorktreeSource
+from memwarden.model.config import parse_config
+from memwarden.model.findings import Finding
+from memwarden.model.layout import classify
+from memwarden.model.memfile import MemFile
 from memwarden.policies.engine import check
-from memwarden.policies.structure import (
+from memwarden.policies.rules.structure import (
     contract_findings,
     is_iso8601,
     is_iso_datetime,
@@ -30,7 +31,6 @@ from memwarden.policies.structure import (
     safe_output_tools,
     schema_issues,
 )
-from memwarden.source import WorktreeSource
 
 A = "archivist-violin"
 SNAPSHOT = f"memory/{A}/snapshot.md"

@@ -16,13 +16,13 @@ import re
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memwarden import entries
-from memwarden.entries import fact_problems, loop_problems, parse_facts, parse_loops
-from memwarden.layout import classify
-from memwarden.memfile import MemFile, split_lines
-from memwarden.policies import structure
+from memwarden.model import entries
+from memwarden.model.entries import fact_problems, loop_problems, parse_facts, parse_loops
+from memwarden.model.layout import classify
+from memwarden.model.memfile import MemFile, split_lines
 from memwarden.policies.fastschema import compile_valid, is_valid
-from memwarden.policies.structure import check_entries
+from memwarden.policies.rules import structure
+from memwarden.policies.rules.structure import check_entries
 
 # ---------------------------------------------------------------- facts
 

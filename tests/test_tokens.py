@@ -11,9 +11,9 @@ from conftest import make_repo, rules_in
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memwarden import tokens
-from memwarden.errors import EncodingUnavailable
-from memwarden.tokens import OFFICIAL_SHA256, TokenCounter, count_text, get_encoder
+from memwarden.model.errors import EncodingUnavailable
+from memwarden.tokens import counter as tokens
+from memwarden.tokens.counter import OFFICIAL_SHA256, TokenCounter, count_text, get_encoder
 
 UK = "Агент зберігає факти про проєкт у пам'яті та перевіряє їх перед кожним запуском. "
 
@@ -252,7 +252,7 @@ def test_soft_limit_skips_counting_files_within_it_in_bytes(tmp_path, mw):
     code, out, _ = mw(root, "check", "--all")
     assert rules_in(out).count("MW105") == 1 and "memory/a/changelog.md" in out
     counts = tokens.read_counts(root / ".git" / "memwarden" / "tokens-cl100k_base.marshal")
-    from memwarden.repo import hash_blob
+    from memwarden.git.repo import hash_blob
 
     assert hash_blob(large.encode()) in counts
     assert hash_blob(small.encode()) not in counts

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import HealthCheck, given, reject, settings
 from hypothesis import strategies as st
 
-from memwarden.trailers import find_separator, format_parsed, parse_trailers, trailer_block
+from memwarden.model.trailers import find_separator, format_parsed, parse_trailers, trailer_block
 
 
 class GitHang(Exception):
@@ -98,7 +98,7 @@ def test_positions():
     "memory-update: a / r / p\n\nAgent-Id: archivist\n \n",
 ])
 def test_add_trailer_matches_git_placement(message):
-    from memwarden.trailers import add_trailer
+    from memwarden.model.trailers import add_trailer
 
     proc = subprocess.run(["git", "interpret-trailers", "--if-exists", "doNothing", "--trailer",
                            "Human-Edit: true"], input=message.encode(), capture_output=True,
@@ -109,7 +109,7 @@ def test_add_trailer_matches_git_placement(message):
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(messages())
 def test_add_trailer_agrees_with_git(message):
-    from memwarden.trailers import add_trailer
+    from memwarden.model.trailers import add_trailer
 
     try:
         proc = subprocess.run(["git", "-c", "core.commentChar=#", "interpret-trailers",

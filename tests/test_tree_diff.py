@@ -13,7 +13,7 @@ from conftest import git
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memwarden.repo import diff_bytes, open_repo
+from memwarden.git.repo import diff_bytes, open_repo
 
 BIG = [f"memory/agent-{i:03d}/facts.md" for i in range(120)]
 SMALL = ["memory/a/x.md", "memory/a/sub/y.md", "agents/a/_agent.md", "top.md", "memory/b"]

@@ -58,9 +58,9 @@ def test_the_summary_counts_files_and_commits_apart(tmp_path, mw):
 def test_contracts_are_listed_once_per_check_not_once_per_contract(tmp_path):
     """A commit adding many contracts (a repository's first) globbed the whole tree once
     per contract: quadratic, 4 s at 1,000 agents. Context paths stay the same."""
+    from memwarden.git.repo import open_repo
+    from memwarden.git.source import TreeSource
     from memwarden.policies.engine import _context_paths
-    from memwarden.repo import open_repo
-    from memwarden.source import TreeSource
 
     contract = "---\nname: A\nslug: {0}\n---\nBody\n"
     files = {f"agents/a{i}/_agent.md": contract.format(f"a{i}") for i in range(30)}

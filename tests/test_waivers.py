@@ -19,8 +19,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 from test_report import sarif_validator
 
-from memwarden.config import parse_config
-from memwarden.findings import ERROR, Finding, fingerprint
+from memwarden.model.config import parse_config
+from memwarden.model.findings import ERROR, Finding, fingerprint
 from memwarden.policies.engine import apply_waivers
 
 GOOD_FACTS = "# Facts: a\n\n## Domain\n- memory is Markdown in git\n"

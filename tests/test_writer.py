@@ -10,7 +10,7 @@ from conftest import git, make_repo
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memwarden.repo import Writer, open_repo
+from memwarden.git.repo import Writer, open_repo
 
 NAMES = st.sampled_from(["a", "b", "memory", "x.md", "facts.md", "日本", "z-1"])
 PATHS = st.lists(NAMES, min_size=1, max_size=3).map("/".join)

@@ -1,0 +1,1 @@
+"""The read side: read, diff, search, context, entities, snapshot/restore and the Python API."""

@@ -1,0 +1,1 @@
+"""Output: reporters that turn findings into text, JSON, SARIF and GitHub annotations."""

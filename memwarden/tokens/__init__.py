@@ -1,0 +1,1 @@
+"""Token counting with tiktoken's encodings, offline and hash-verified."""

@@ -1,0 +1,556 @@
+"""Token counting with tiktoken, offline and hash-verified, with a per-blob cache.
+
+The BPE rank files ship inside memwarden (see encodings/NOTICE.md) and are checked against
+the sha256 that tiktoken itself expects before they are used; nothing is ever downloaded
+and nothing is ever approximated. Counts are cached by (git blob id, encoding) in
+`<git dir>/memwarden/`, so an unchanged file is never tokenized twice; a cache that does
+not parse is rebuilt, never trusted. A process that counts little (a pre-commit hook, a
+gate) counts with tiktoken's own pattern and merge rule in Python (memwarden/bpe.py, proven
+token-for-token equal) instead of paying ~0.1 s to build tiktoken's encoder.
+"""
+
+from __future__ import annotations
+
+import _thread
+import marshal
+import os
+
+from memwarden import packdata, patterns
+from memwarden.digest import sha256
+from memwarden.model.errors import EncodingUnavailable
+
+TYPE_CHECKING = False  # `typing` costs a one-file hook ~5 ms: annotations only
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+    from pathlib import Path  # with urllib.parse: ~4 ms of a one-file hook
+    from typing import Any
+
+# The official sha256 of each rank file (tiktoken_ext/openai_public.py).
+OFFICIAL_SHA256 = {
+    "cl100k_base": "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7",
+    "o200k_base": "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d",
+}
+
+MAX_CACHED_COUNTS = 200_000
+_lock = _thread.allocate_lock()  # threading costs a one-file hook ~1 ms
+_encoders: dict[str, Any] = {}
+_pure: dict[str, Any] = {}
+_verified: set[str] = set()  # rank files whose checksum this process has checked
+_pure_chars = 0
+# Characters a process counts in pure Python before it builds tiktoken's encoder instead.
+# Measured break-even on varied real text (Ukrainian docs and Python source, few repeats):
+# ~130K characters for cl100k_base, ~300K for o200k_base (its encoder takes twice as long to
+# build); on memory files, which repeat their words, far more. A one-file hook stays below.
+PURE_BUDGET = {"cl100k_base": 128 * 1024, "o200k_base": 256 * 1024}
+
+
+def _rank_path(name: str) -> str | None:
+    """The rank file's path on disk (None when memwarden is imported from a zip)."""
+    override = os.environ.get("MEMWARDEN_ENCODINGS_DIR")
+    if override:
+        return os.path.join(override, f"{name}.tiktoken")
+    return packdata.path("memwarden.tokens", "encodings", f"{name}.tiktoken")
+
+
+def _rank_file(name: str) -> bytes:
+    path = _rank_path(name)
+    try:
+        if path is not None:
+            with open(path, "rb") as fh:
+                return fh.read()
+        return packdata.read_bytes("memwarden.tokens", "encodings", f"{name}.tiktoken")
+    except OSError as exc:
+        raise EncodingUnavailable(
+            f"encoding {name!r}: rank file not found ({exc.strerror}); memwarden ships "
+            "cl100k_base and o200k_base, reinstall memwarden if they are missing"
+        ) from None
+
+
+def _load_ranks(name: str, expected_hash: str | None) -> dict[bytes, int]:
+    data = _rank_file(name)
+    digest = sha256(data).hexdigest()
+    official = OFFICIAL_SHA256[name]
+    if expected_hash is not None and expected_hash != official:
+        raise EncodingUnavailable(
+            f"encoding {name!r}: tiktoken expects sha256 {expected_hash}, memwarden knows "
+            f"{official}; this tiktoken version is not supported"
+        )
+    if digest != official:
+        raise EncodingUnavailable(
+            f"encoding {name!r}: rank file sha256 {digest} does not match the official "
+            f"{official}; refusing to count with a modified vocabulary"
+        )
+    cached = _read_parsed(official)
+    if cached is not None:
+        return cached
+    import base64
+
+    ranks = {
+        base64.b64decode(token): int(rank)
+        for token, rank in (line.split() for line in data.splitlines() if line)
+    }
+    _write_parsed(official, ranks)
+    return ranks
+
+
+def _parsed_path(official: str) -> str | None:
+    """Where the parsed ranks of a verified rank file are kept (a per-user cache)."""
+    from memwarden.cachedir import user_cache_dir
+
+    root = user_cache_dir()
+    return os.path.join(root, f"ranks-{official[:16]}.marshal") if root is not None else None
+
+
+def _read_parsed(official: str) -> dict[bytes, int] | None:
+    """Parsed ranks (marshal, ~10x faster than parsing base64) if the checksum holds."""
+    path = _parsed_path(official)
+    if path is None:
+        return None
+    try:
+        with open(path, "rb") as fh:
+            blob = fh.read()
+    except OSError:
+        return None
+    digest, payload = blob[:32], blob[32:]
+    if sha256(payload).digest() != digest:
+        return None  # corrupt or foreign: rebuilt, never trusted
+    try:
+        ranks = marshal.loads(payload)
+    except (ValueError, EOFError, TypeError):
+        return None
+    return ranks if isinstance(ranks, dict) and len(ranks) > 1000 else None
+
+
+def _write_parsed(official: str, ranks: dict[bytes, int]) -> None:
+    path = _parsed_path(official)
+    if path is None:
+        return
+    from memwarden.cachedir import atomic_write
+
+    payload = marshal.dumps(ranks)
+    atomic_write(path, sha256(payload).digest() + payload)  # a cache: may fail
+
+
+def _check_name(name: str) -> None:
+    if name not in OFFICIAL_SHA256:
+        raise EncodingUnavailable(
+            f"encoding {name!r} is not available offline; choose one of "
+            f"{', '.join(sorted(OFFICIAL_SHA256))}"
+        )
+
+
+def _spec(name: str) -> dict[str, Any]:
+    """tiktoken's own constructor arguments for `name` (pattern, special tokens), with our
+    verified ranks handed in instead of letting it fetch them over the network."""
+    import tiktoken_ext.openai_public as public
+
+    original = public.load_tiktoken_bpe
+    public.load_tiktoken_bpe = lambda _url, expected_hash=None: _load_ranks(name, expected_hash)
+    try:
+        spec: dict[str, Any] = public.ENCODING_CONSTRUCTORS[name]()
+    finally:
+        public.load_tiktoken_bpe = original
+    return spec
+
+
+def get_encoder(name: str) -> Any:
+    """The tiktoken Encoding `name`, built from the verified local rank file."""
+    with _lock:
+        enc = _encoders.get(name)
+        if enc is not None:
+            return enc
+        _check_name(name)
+        import tiktoken
+
+        enc = tiktoken.Encoding(**_spec(name))
+        _encoders[name] = enc
+        return enc
+
+
+_LENGTHS: dict[str, tuple[Any, Any]] = {}  # name -> (the encoder, its length function)
+
+
+def token_length(name: str) -> Any:
+    """A function text -> len(encoding.encode_ordinary(text)) that does not build the list
+    of token ids: tiktoken's Rust encoder hands back its u32 buffer (the call behind
+    `encode_to_numpy`, with no special tokens allowed: `encode_ordinary`'s semantics), which
+    saves 15-30% of counting time. Falls back to `encode_ordinary` when a tiktoken version
+    lacks that call; tests/test_tokens.py checks the two agree."""
+    enc = get_encoder(name)
+    known = _LENGTHS.get(name)
+    if known is not None and known[0] is enc:
+        return known[1]
+    core = getattr(enc, "_core_bpe", None)
+    raw = getattr(core, "encode_to_tiktoken_buffer", None)
+    if raw is None:
+        def fn(text: str) -> int:
+            return len(enc.encode_ordinary(text))
+    else:
+        none: set[str] = set()
+
+        def fn(text: str) -> int:
+            try:
+                return memoryview(raw(text, none)).nbytes // 4
+            except UnicodeEncodeError:  # lone surrogates: tiktoken's own fix-up path
+                return len(enc.encode_ordinary(text))
+    _LENGTHS[name] = (enc, fn)
+    return fn
+
+
+VERIFIED_MAGIC = b"MWVRF\x01\x00\x00"
+
+
+def _identity(path: str | None) -> tuple[int, ...] | None:
+    """The file's identity (cachedir.file_identity), or None when it cannot be read."""
+    if path is None:
+        return None
+    from memwarden.cachedir import file_identity
+
+    try:
+        return file_identity(os.stat(path))
+    except OSError:
+        return None
+
+
+_memo_read: dict[str | None, tuple[str | None, dict[str, tuple[object, ...]]]] = {}
+
+
+def _verified_memo() -> tuple[str | None, dict[str, tuple[object, ...]]]:
+    """The per-user record of checked files (read once per process and cache folder):
+    rank files whose sha256 matched, path -> (sha256, *identity), and BPE tables whose
+    crc32 matched, path -> ("table", *identity)."""
+    from memwarden.cachedir import read_sealed, user_cache_dir
+
+    root = user_cache_dir()
+    found = _memo_read.get(root)
+    if found is None:
+        if root is None:
+            found = (None, {})
+        else:
+            path = os.path.join(root, "verified-ranks.marshal")
+            memo = read_sealed(path, VERIFIED_MAGIC)
+            found = (path, memo if isinstance(memo, dict) else {})
+        _memo_read[root] = found
+    return found
+
+
+def _remember_verified(key: str, value: tuple[object, ...]) -> None:
+    memo_path, memo = _verified_memo()
+    if memo_path is not None and memo.get(key) != value:
+        from memwarden.cachedir import write_sealed
+
+        memo[key] = value
+        for gone in [k for k in memo if not os.path.exists(k)]:  # removed installs
+            del memo[gone]
+        write_sealed(memo_path, VERIFIED_MAGIC, memo)  # a cache: may fail
+
+
+def _verify_rank_file(name: str) -> None:
+    """The checks `_load_ranks` makes, for a path that does not need the ranks themselves
+    (once per process and encoding). Hashing the 1.7-3.6 MB file took ~2 ms plus ~3 ms to
+    load OpenSSL on every one-file hook run, so a file whose identity (see `_identity`) is
+    the one it had when its sha256 last matched is not hashed again."""
+    if name in _verified:
+        return
+    official = OFFICIAL_SHA256[name]
+    where = _rank_path(name)
+    ident = _identity(where)
+    memo = _verified_memo()[1] if ident is not None else {}
+    if ident is not None and memo.get(where or "") == (official, *ident):
+        _verified.add(name)
+        return
+    digest = sha256(_rank_file(name)).hexdigest()
+    if digest != official:
+        raise EncodingUnavailable(
+            f"encoding {name!r}: rank file sha256 {digest} does not match the official "
+            f"{official}; refusing to count with a modified vocabulary"
+        )
+    _verified.add(name)
+    if where is not None and ident is not None:
+        _remember_verified(where, (official, *ident))
+
+
+def _pure_counter(name: str) -> Any:
+    """The pure-Python counter of `name` (memwarden/bpe.py) over the cached rank table,
+    built from tiktoken's own pattern and the verified ranks the first time."""
+    with _lock:
+        pure = _pure.get(name)
+        if pure is not None:
+            return pure
+        _check_name(name)
+        from memwarden.cachedir import user_cache_dir
+        from memwarden.tokens import bpe
+
+        root = user_cache_dir()
+        path = bpe.table_path(root, OFFICIAL_SHA256[name]) if root is not None else None
+        table = None
+        if path is not None:
+            known = _verified_memo()[1].get(path)
+            table = bpe.read_table(path, tuple(known[1:]) if known and known[0] == "table"
+                                   else None)
+            if table is not None and table.identity is not None:
+                _remember_verified(path, ("table", *table.identity))
+        from memwarden.tokens.splitpattern import splitter
+
+        if table is not None:
+            _verify_rank_file(name)  # the table was made from it: it must still be there
+            pure = bpe.PureBPE(table.pattern, table.get, splitter(table.pattern, root))
+        else:
+            spec = _spec(name)
+            ranks = spec["mergeable_ranks"]
+            if path is not None:
+                bpe.write_table(path, spec["pat_str"], ranks)
+            pure = bpe.PureBPE(spec["pat_str"], ranks.get, splitter(spec["pat_str"], root))
+        _pure[name] = pure
+        return pure
+
+
+def verify_encoding(name: str) -> None:
+    """Fail now, with a clear error, if `name` cannot be counted: the checks of
+    `get_encoder` without building anything (~1 ms), so a one-file check can verify before
+    its work and then count in Python (or not at all, when its counts are cached)."""
+    with _lock:
+        if name in _encoders:
+            return
+        _check_name(name)
+        _verify_rank_file(name)
+
+
+# A newline followed by a character that is neither whitespace nor "/" always ends a piece
+# of tiktoken's pre-split (cl100k_base and o200k_base; o200k lets "/" follow newlines
+# inside a punctuation piece), so a text's token count is the sum of its parts' counts
+# (proven by tests/test_evict_parts.py): two versions of a file that differ in a few lines
+# differ only in the counts of a few parts.
+PART = patterns.compile(r"(?<=\n)(?=[^\s/])")
+
+
+def count_edited(text: str, known: str, known_count: int, encoding: str) -> int:
+    """Tokens in `text`, a version of `known` (which has `known_count` tokens): only the
+    parts between their shared leading and trailing parts are counted. Exact (see PART);
+    when most of the text changed it simply counts `text`."""
+    if text == known:
+        return known_count
+    new, old = PART.split(text), PART.split(known)
+    head = 0
+    limit = min(len(new), len(old))
+    while head < limit and new[head] == old[head]:
+        head += 1
+    tail = 0
+    while tail < limit - head and new[-1 - tail] == old[-1 - tail]:
+        tail += 1
+    old_mid = "".join(old[head:len(old) - tail])
+    if 2 * len(old_mid) > len(known):
+        return count_text(text, encoding)
+    new_mid = "".join(new[head:len(new) - tail])
+    return known_count - count_text(old_mid, encoding) + count_text(new_mid, encoding)
+
+
+_MEMO: dict[tuple[str, str], int] = {}
+_MEMO_MAX = 4096
+
+
+def count_text(text: str, encoding: str) -> int:
+    """Tokens in `text`; special-token strings count as ordinary text. Recent texts are
+    remembered: apply and gate count the same file before, after and for bookkeeping."""
+    key = (encoding, text)
+    n = _MEMO.get(key)
+    if n is None:
+        n = _count(text, encoding)
+        if len(_MEMO) >= _MEMO_MAX:
+            _MEMO.clear()
+        _MEMO[key] = n
+    return n
+
+
+def _count(text: str, encoding: str) -> int:
+    """Exact count: tiktoken's encoder once it is built, else the pure-Python merge
+    (memwarden/bpe.py, proven equal) until this process has counted PURE_BUDGET characters
+    that way; past that, building the encoder (0.1-0.2 s once) is the cheaper way on."""
+    global _pure_chars
+    enc = _encoders.get(encoding)
+    if enc is None and _pure_chars + len(text) <= PURE_BUDGET.get(encoding, 0):
+        _pure_chars += len(text)
+        return int(_pure_counter(encoding).count(text))
+    return token_length(encoding)(text)
+
+
+COUNTS_MAGIC = b"MWTOK\x01\x00\x00"
+
+
+def read_counts(path: str | Path) -> dict[str, int]:
+    """The counts stored at `path` (magic, sha256, marshal); {} when missing or not intact:
+    a corrupt cache is rebuilt, never trusted. marshal reads ~3x faster than JSON."""
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read()
+    except OSError:
+        return {}
+    payload = memoryview(data)[40:]
+    if data[:8] != COUNTS_MAGIC or sha256(payload).digest() != data[8:40]:
+        return {}
+    try:
+        counts = marshal.loads(payload)
+    except (ValueError, EOFError, TypeError):
+        return {}
+    return counts if isinstance(counts, dict) else {}
+
+
+def write_counts(path: str | Path, counts: dict[str, int]) -> bool:
+    """Store `counts` atomically; False when it cannot be written (it is only a cache)."""
+    from memwarden.cachedir import atomic_write
+
+    payload = marshal.dumps(counts)
+    return atomic_write(path, COUNTS_MAGIC + sha256(payload).digest() + payload)
+
+
+PARTS_MAGIC = b"MWPRT\x01\x00\x00"
+PARTS_MAX_CHARS = 256 * 1024  # a few Layer 1 files' worth: the files a hook run checks
+
+
+class PartCounts:
+    """Exact token counts of texts that share most of their lines, each part (see PART)
+    counted once: a text's count is the sum of its parts' counts (tests/test_evict_parts.py).
+    Eviction re-counts a file with a few entries removed, over and over (in memory only,
+    with tiktoken's encoder: `encoder`). A hook run counts the file just edited, and all
+    of it but the edited lines was counted by the run before: with a `folder` (the
+    repository's cache folder) the counts are kept in one small file there, so only new
+    parts are counted (~5 ms of BPE merges for a 23 KB Layer 1 file saved per run).
+
+    The file is keyed by encoding, its official sha256 and memwarden's version, and sealed
+    with a crc32 (a cache, like the BPE table: a torn or damaged file reads as empty). It
+    keeps the parts this process used, then older ones, up to PARTS_MAX_CHARS."""
+
+    def __init__(self, encoding: str, folder: str | Path | None = None,
+                 encoder: bool = False) -> None:
+        self.path = (os.path.join(folder, f"parts-{encoding}.marshal") if folder is not None
+                     else None)
+        self.encoding = encoding
+        self._encoder = encoder
+        self._old: dict[str, int] | None = None if self.path is not None else {}
+        self._used: dict[str, int] = {}
+        self._added = False
+
+    def _key(self) -> tuple[str, str, str]:
+        from memwarden.version import __version__
+
+        return (self.encoding, OFFICIAL_SHA256.get(self.encoding, ""), __version__)
+
+    def _load(self) -> dict[str, int]:
+        if self._old is None:
+            from memwarden.cachedir import read_sealed
+
+            self._old = {}
+            raw = read_sealed(self.path, PARTS_MAGIC)  # type: ignore[arg-type]
+            if (isinstance(raw, tuple) and len(raw) == 2 and raw[0] == self._key()
+                    and isinstance(raw[1], dict)):
+                self._old = raw[1]
+        return self._old
+
+    def __call__(self, text: str) -> int:
+        """count_text(text, encoding), counting only the parts not known already."""
+        old, used = self._load(), self._used
+        total = 0
+        missing = []
+        for part in PART.split(text):
+            n = used.get(part)
+            if n is None:
+                n = old.get(part)
+                if not isinstance(n, int):
+                    missing.append(part)
+                    continue
+                used[part] = n
+            total += n
+        if missing:
+            self._added = True
+            length = token_length(self.encoding) if self._encoder else None
+            for part in missing:
+                n = used.get(part)
+                if n is None:
+                    n = used[part] = length(part) if length else _count(part, self.encoding)
+                total += n
+        return total
+
+    def save(self) -> None:
+        """Store the parts used now, then the older ones that fit; only when some part was
+        new (a failed write only loses the cache)."""
+        if not self._added or self.path is None:
+            return
+        keep = dict(self._used)
+        size = sum(map(len, keep))
+        for part, n in (self._old or {}).items():
+            if size >= PARTS_MAX_CHARS:
+                break
+            if part not in keep:
+                keep[part] = n
+                size += len(part)
+        from memwarden.cachedir import write_sealed
+
+        if write_sealed(self.path, PARTS_MAGIC, (self._key(), keep)):
+            self._added = False
+
+
+class TokenCounter:
+    """Counts tokens per git blob, remembering counts across runs in the cache dir.
+    `parts_dir` (a hook's small check): count edited texts part by part (PartCounts)."""
+
+    def __init__(self, encoding: str, cache_dir: str | Path | None = None,
+                 parts_dir: str | Path | None = None) -> None:
+        self.encoding = encoding
+        self.cache_path = (os.path.join(cache_dir, f"tokens-{encoding}.marshal") if cache_dir
+                           else None)
+        self._counts: dict[str, int] = read_counts(self.cache_path) if self.cache_path else {}
+        self._used: set[str] = set()
+        self._dirty = False
+        self._parts = PartCounts(encoding, parts_dir) if parts_dir is not None else None
+
+    def cached(self, blob_id: str) -> int | None:
+        self._used.add(blob_id)
+        return self._counts.get(blob_id)
+
+    def count(self, blob_id: str, text: str) -> int:
+        self._used.add(blob_id)
+        n = self._counts.get(blob_id)
+        if n is None:
+            parts = self._parts
+            n = count_text(text, self.encoding) if parts is None else parts(text)
+            self._counts[blob_id] = n
+            self._dirty = True
+        return n
+
+    def merge(self, counts: dict[str, int]) -> None:
+        """Take counts computed elsewhere (a worker process)."""
+        for blob, n in counts.items():
+            if self._counts.get(blob) != n:
+                self._counts[blob] = n
+                self._dirty = True
+            self._used.add(blob)
+
+    def count_many(self, items: Iterable[tuple[str, str]], workers: int | None = None) -> None:
+        """Count (blob_id, text) pairs not yet known, on all cores (tiktoken drops the GIL)."""
+        todo = [(b, t) for b, t in items if b not in self._counts]
+        if not todo:
+            return
+        length = token_length(self.encoding)
+        workers = workers or min(8, os.cpu_count() or 1)
+        if len(todo) == 1 or workers == 1:
+            results = [length(t) for _, t in todo]
+        else:
+            from concurrent.futures import ThreadPoolExecutor
+
+            with ThreadPoolExecutor(workers) as pool:
+                results = list(pool.map(lambda bt: length(bt[1]), todo))
+        for (blob, _), n in zip(todo, results, strict=True):
+            self._counts[blob] = n
+            self._used.add(blob)
+        self._dirty = True
+
+    def save(self) -> None:
+        """Write the cache atomically; a failure to write is not an error (it is a cache)."""
+        if self._parts is not None:
+            self._parts.save()
+        if not self._dirty or self.cache_path is None:
+            return
+        if len(self._counts) > MAX_CACHED_COUNTS:  # forget blobs this run did not need
+            self._counts = {b: n for b, n in self._counts.items() if b in self._used}
+        if write_counts(self.cache_path, self._counts):
+            self._dirty = False

@@ -1,0 +1,86 @@
+"""MW5xx paths: unsafe paths, unknown files in memory folders, invalid agent ids.
+
+Only the rules that need no diff live here for now (MW502, MW506, MW507); ownership and
+append-only rules that compare a proposal with its base join them with the gate.
+"""
+
+from __future__ import annotations
+
+from memwarden import patterns
+from memwarden.git.files import MODE_GITLINK, MODE_LINK
+from memwarden.model.findings import ERROR, Finding, make
+from memwarden.model.layout import AGENT_ID_RE
+from memwarden.model.memfile import MemFile
+from memwarden.policies.registry import rule
+from memwarden.policies.rulecontext import FileContext
+
+TYPE_CHECKING = False  # `typing` costs a one-file hook ~5 ms: annotations only
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+_ENCODED = patterns.compile(r"%(?:2e|2f|5c|00)", patterns.IGNORECASE)
+
+
+@rule("MW502", name="unsafe-path", severity=ERROR,
+      summary="A path that escapes or hides: traversal, absolute, URL-encoded separators, "
+              "backslashes, a symlink or a submodule inside governed folders.",
+      why="Memory is read by runtimes that join paths; a symlink or `..` lets a proposal read "
+          "or overwrite files outside the agent's folder, and a submodule hides content from "
+          "every check.",
+      bad="memory/a/facts.md -> ../../b/facts.md (symlink); memory/a/%2e%2e/x.md",
+      good="memory/a/facts.md as a regular file",
+      fix="Replace the link or submodule with a regular file; rename the path.")
+def check_unsafe_path(mf: MemFile, ctx: FileContext) -> Iterator[Finding]:
+    path = mf.path
+    if mf.mode == MODE_LINK:
+        target = mf.data.decode("utf-8", "replace")
+        yield make("MW502", ERROR, path, 1, 1,
+                   f"symlink to {target!r}: governed files must be regular files",
+                   f"{path}->{target}", "Replace the symlink with the file's content.")
+    elif mf.mode == MODE_GITLINK:
+        yield make("MW502", ERROR, path, 1, 1,
+                   "submodule inside a governed folder: its content escapes every check",
+                   f"{path}:gitlink", "Remove the submodule; vendor the files if needed.")
+    parts = path.split("/")
+    if any(p in ("..", ".") for p in parts) or path.startswith("/"):
+        yield make("MW502", ERROR, path, 1, 1, "path traversal segment in path", path)
+    if _ENCODED.search(path):
+        yield make("MW502", ERROR, path, 1, 1,
+                   "URL-encoded dot, slash, backslash or NUL in a path name", path,
+                   "Rename the file without percent-escapes.")
+    if "\\" in path:
+        yield make("MW502", ERROR, path, 1, 1, "backslash in a path name", path)
+
+
+@rule("MW506", name="unknown-memory-file", severity=ERROR, kinds={"unknown"},
+      summary="A file in memory/ that is not part of the memory layout.",
+      why="Runtimes, eviction and retention know only the documented files; anything else "
+          "is never limited, never evicted and easy to use for smuggling content.",
+      bad="memory/a/notes.txt, memory/a/timeline/today.md, memory/README.md",
+      good="memory/a/facts.md, memory/a/timeline/2026-02-17.md, memory/a/runs/run_42.md",
+      fix="Move the content into facts.md/decisions.md or outside memory/.")
+def check_unknown(mf: MemFile, ctx: FileContext) -> Iterator[Finding]:
+    yield make("MW506", ERROR, mf.path, 1, 1,
+               "not a memory file: expected snapshot.md, facts.md, open_loops.md, "
+               "decisions.md, relationships.md, changelog.md, meta.json, "
+               "timeline/YYYY-MM-DD.md or runs/run_<id>.md", mf.path,
+               "Move or rename it; see `memwarden rule MW506`.")
+
+
+@rule("MW507", name="invalid-agent-id", severity=ERROR,
+      summary="An agent folder whose name is not a valid agentId (^[a-z0-9][a-z0-9-]*$).",
+      why="Agent ids appear in branch names, trailers and paths; anything else breaks "
+          "ownership checks and can smuggle path syntax.",
+      bad="memory/Archivist_Violin/facts.md, agents/-x/_agent.md",
+      good="memory/archivist-violin/facts.md",
+      fix="Rename the folder to lowercase letters, digits and hyphens.")
+def check_agent_id(mf: MemFile, ctx: FileContext) -> Iterator[Finding]:
+    info = mf.info
+    parts = mf.path.split("/")
+    if info.area in ("memory", "agents", "logic") and len(parts) >= 3:
+        agent = parts[1]
+        if not AGENT_ID_RE.match(agent) or len(agent) > 64:
+            yield make("MW507", ERROR, mf.path, 1, 1,
+                       f"{agent!r} is not a valid agent id (lowercase letters, digits and "
+                       "hyphens, starting with a letter or digit, at most 64 characters)",
+                       agent)
