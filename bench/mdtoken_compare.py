@@ -90,7 +90,7 @@ def tiktoken_cache(dest: Path) -> Path:
         key = hashlib.sha1(BLOB_URL.format(name=name).encode()).hexdigest()
         if name == "cl100k_base" and key != CL100K_CACHE_KEY:
             raise SystemExit(f"unexpected tiktoken cache key {key} for {name}")
-        data = (resources.files("memwarden") / "encodings" / f"{name}.tiktoken").read_bytes()
+        data = (resources.files("memwarden.tokens") / "encodings" / f"{name}.tiktoken").read_bytes()
         (dest / key).write_bytes(data)
     return dest
 

@@ -9,12 +9,10 @@ rebuilt, never trusted.
 
 from __future__ import annotations
 
+import hashlib
 import os
-
-TYPE_CHECKING = False  # `typing` costs a one-file hook ~5 ms: annotations only
-if TYPE_CHECKING:
-    from pathlib import Path  # pathlib (with urllib.parse) costs a one-file hook ~4 ms
-    from typing import Any
+from pathlib import Path
+from typing import Any
 
 
 def user_cache_dir() -> str | None:
@@ -64,10 +62,9 @@ def read_sealed(path: str | Path, magic: bytes) -> Any:
         return None
     payload = memoryview(data)[head + 4:]
     if _seal(payload) != data[head:head + 4]:
-        from memwarden.digest import sha256
 
         payload = memoryview(data)[head + 32:]
-        if sha256(payload).digest() != data[head:head + 32]:
+        if hashlib.sha256(payload).digest() != data[head:head + 32]:
             return None
     try:
         return marshal.loads(payload)
@@ -93,12 +90,11 @@ def json_loads(text: str) -> Any:
     """json.loads(text) through a per-user cache of the parsed value, keyed by the text's
     sha256: the policy pack's JSON Schemas are read on every hook run, and importing `json`
     costs one ~2.5 ms. Texts that marshal cannot hold are simply parsed."""
-    from memwarden.digest import sha256
 
     root = user_cache_dir()
     path = None
     if root is not None:
-        key = sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+        key = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:32]
         path = os.path.join(root, f"json-{key}.marshal")
         found = read_sealed(path, JSON_MAGIC)
         if found is not None:

@@ -7,8 +7,13 @@ and touch the tokenizer not at all.
 
 from __future__ import annotations
 
+import datetime as _dt
+import hashlib
 import os
 import sys
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
 
 from memwarden.cachedir import ShardedCache, read_sealed, remove_legacy, write_sealed
 from memwarden.git.files import Entry
@@ -21,13 +26,6 @@ from memwarden.policies.registry import FAMILIES, FILE, Rule, check_rules, tree_
 from memwarden.policies.rulecontext import FileContext, TreeContext
 from memwarden.tokens.counter import TokenCounter, get_encoder, verify_encoding
 from memwarden.version import __version__
-
-TYPE_CHECKING = False  # `typing` costs a one-file hook ~5 ms: annotations only
-if TYPE_CHECKING:
-    import datetime as _dt
-    from collections.abc import Callable, Iterable
-    from pathlib import Path  # with urllib.parse: ~4 ms of a one-file hook
-    from typing import Any
 
 
 class CheckResult:
@@ -362,9 +360,8 @@ def _evaluate_chunk(indexes: list[int]) -> list[FileResult]:
 
 
 def _tree_key(config: Config, blob_ids: dict[str, str], focus: set[str] | None) -> str:
-    from memwarden.digest import sha256
 
-    h = sha256(config.fingerprint.encode())
+    h = hashlib.sha256(config.fingerprint.encode())
     for path in sorted(blob_ids):
         h.update(f"{path}\0{blob_ids[path]}\n".encode("utf-8", "surrogateescape"))
     h.update(repr(sorted(focus) if focus is not None else None).encode())

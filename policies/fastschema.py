@@ -9,14 +9,10 @@ validates thousands of documents against a dozen schemas).
 
 from __future__ import annotations
 
-from memwarden import patterns
-from memwarden.memo import cache
-
-TYPE_CHECKING = False  # `typing` costs a one-file hook ~5 ms: annotations only
-if TYPE_CHECKING:
-    import re
-    from collections.abc import Callable
-    from typing import Any, TypeAlias
+import functools
+import re
+from collections.abc import Callable
+from typing import Any, TypeAlias
 
 _ANNOTATIONS = frozenset({"$id", "$schema", "description", "title", "default", "examples",
                           "$comment"})
@@ -32,9 +28,9 @@ _TYPES: dict[str, Callable[[Any], bool]] = {
 }
 
 
-@cache
+@functools.cache
 def _regex(pattern: str) -> re.Pattern[str]:
-    return patterns.compile(pattern)
+    return re.compile(pattern)
 
 
 def _pattern_ok(pattern: str, value: str) -> bool:

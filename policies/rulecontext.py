@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
+
 from memwarden.model.config import Config
 from memwarden.model.layout import FileInfo
 from memwarden.model.memfile import MemFile
 from memwarden.tokens.counter import TokenCounter
-
-TYPE_CHECKING = False  # `typing` costs a one-file hook ~5 ms: annotations only
-if TYPE_CHECKING:
-    from collections.abc import Callable, Iterator
 
 
 class FileContext:

@@ -195,7 +195,7 @@ def test_cached_table_still_needs_the_verified_rank_file(fresh, monkeypatch):
     monkeypatch.setenv("MEMWARDEN_ENCODINGS_DIR", str(fresh / "empty"))
     with pytest.raises(EncodingUnavailable, match="rank file not found"):
         count_text("fresh text", "cl100k_base")
-    src = resources.files("memwarden") / "encodings" / "cl100k_base.tiktoken"
+    src = resources.files("memwarden.tokens") / "encodings" / "cl100k_base.tiktoken"
     data = bytearray(src.read_bytes())
     data[10] ^= 1
     (fresh / "bad").mkdir()
@@ -288,7 +288,7 @@ def test_one_file_check_counts_without_building_tiktoken(tmp_path):
 
     root = make_repo(tmp_path, {"memory/a/facts.md": "# Facts: a\n\n## Domain\n- x\n"})
     (root / "memory/a/facts.md").write_text("# Facts: a\n\n## Domain\n- Агент зберігає факти\n")
-    probe = ("import sys\nfrom memwarden.__main__ import main\nfrom memwarden import tokens\n"
+    probe = ("import sys\nfrom memwarden.__main__ import main\nfrom memwarden.tokens import counter as tokens\n"
              "code = main(['check', 'memory/a/facts.md'])\n"
              "print('BUILT', sorted(tokens._encoders), 'PURE', sorted(tokens._pure))\n"
              "sys.exit(code)\n")

@@ -92,7 +92,7 @@ def _click_only(args: list[str]) -> tuple[int, str, str]:
     import io
     from contextlib import redirect_stderr, redirect_stdout
 
-    from memwarden.cli.main import main as cli
+    from memwarden.cli import main as cli
     out, err = io.StringIO(), io.StringIO()
     with redirect_stdout(out), redirect_stderr(err):
         code = cli._main(["check", *args])

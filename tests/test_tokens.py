@@ -43,7 +43,7 @@ def test_special_tokens_count_as_text():
 
 
 def test_tampered_rank_file_is_refused(tmp_path, monkeypatch):
-    src = resources.files("memwarden") / "encodings" / "cl100k_base.tiktoken"
+    src = resources.files("memwarden.tokens") / "encodings" / "cl100k_base.tiktoken"
     data = bytearray(src.read_bytes())
     data[10] ^= 1
     (tmp_path / "cl100k_base.tiktoken").write_bytes(bytes(data))
@@ -73,7 +73,7 @@ def test_shipped_files_match_official_hashes():
     import hashlib
 
     for name, digest in OFFICIAL_SHA256.items():
-        data = (resources.files("memwarden") / "encodings" / f"{name}.tiktoken").read_bytes()
+        data = (resources.files("memwarden.tokens") / "encodings" / f"{name}.tiktoken").read_bytes()
         assert hashlib.sha256(data).hexdigest() == digest
 
 

@@ -6,12 +6,18 @@ paths and hex object ids so callers never handle pygit2 objects.
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import os
+import re
 import stat
 import time
+from collections.abc import Callable, Iterator
+from pathlib import Path  # imported where a Path is made: a hook run does without it
+from typing import Any
 
-from memwarden import patterns
-from memwarden.digest import sha1
+import pygit2
+
 from memwarden.git.files import (  # noqa: F401 - re-exported: memwarden.git.repo is the door to git
     MODE_BLOBS,
     MODE_EXEC,
@@ -27,21 +33,12 @@ from memwarden.git.files import (  # noqa: F401 - re-exported: memwarden.git.rep
     locate,
     looks_like_git_dir,
 )
-from memwarden.memo import cached_property
 from memwarden.model.errors import MemwardenError
 from memwarden.model.layout import GOVERNED_FILES, GOVERNED_PREFIXES, is_governed
 from memwarden.records import tuple_record
 
-TYPE_CHECKING = False  # `typing` costs a one-file hook ~5 ms: annotations only
-if TYPE_CHECKING:
-    from collections.abc import Callable, Iterator
-    from pathlib import Path  # imported where a Path is made: a hook run does without it
-    from typing import Any
-
-    import pygit2
-
 # one entry of a raw tree object: mode, name, 20-byte object id
-_TREE_ENTRY = patterns.compile(rb"([0-7]+) ([^\0]*)\0(.{20})", patterns.DOTALL)
+_TREE_ENTRY = re.compile(rb"([0-7]+) ([^\0]*)\0(.{20})", re.DOTALL)
 
 
 def _tree_entries(raw: bytes, start: int, stop: int | None = None
@@ -107,7 +104,7 @@ class Repo:
         self._blobs: dict[str, bytes] = {}  # recently read blobs (objects never change)
         self._blob_bytes = 0
 
-    @cached_property
+    @functools.cached_property
     def _repo(self) -> pygit2.Repository:
         import pygit2
 
@@ -1163,7 +1160,7 @@ def _spliced_tree(repo: Repo, tree: str | None, changes: _Changes,
     new_raw = b"".join(pieces)
     if not new_raw and tree is not None:
         return None
-    oid = sha1(b"tree %d\0" % len(new_raw) + new_raw).hexdigest()
+    oid = hashlib.sha1(b"tree %d\0" % len(new_raw) + new_raw, usedforsecurity=False).hexdigest()
     held.put(oid, 2, new_raw)
     if tree is not None:
         held.based_on(oid, tree)

@@ -8,16 +8,15 @@ from __future__ import annotations
 
 import os
 import stat as _stat
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 from memwarden.cachedir import ShardedCache, remove_legacy
 from memwarden.git.files import MODE_GITLINK, MODE_LINK, Entry, hash_blob
 from memwarden.model.layout import classify
 from memwarden.model.memfile import MAX_FILE_BYTES, MemFile
 
-TYPE_CHECKING = False  # `typing` costs a one-file hook ~5 ms: annotations only
 if TYPE_CHECKING:
-    from pathlib import Path  # with urllib.parse: ~4 ms of a one-file hook
-
     from memwarden.git.repo import Repo
 
 

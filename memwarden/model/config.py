@@ -7,28 +7,26 @@ raised as ConfigError, which front ends turn into exit code 2.
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import os
+import re
 import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
 
-from memwarden import packdata, patterns
-from memwarden.digest import sha256
-from memwarden.memo import cache
+from memwarden import packdata
 from memwarden.model.errors import ConfigError
-
-TYPE_CHECKING = False  # `typing` costs a one-file hook ~5 ms: annotations only
-if TYPE_CHECKING:
-    from collections.abc import Mapping
-    from pathlib import Path  # with urllib.parse: ~4 ms of a one-file hook
-    from typing import Any
 
 CONFIG_NAME = "memwarden.toml"
 ENV_VAR = "MEMWARDEN_CONFIG"
 
 
-_RULE_SEL = patterns.compile(r"^MW[0-9]{0,3}$")
+_RULE_SEL = re.compile(r"^MW[0-9]{0,3}$")
 
 
-@cache
+@functools.cache
 def default_data() -> dict[str, Any]:
     """The built-in defaults (policy pack `defaults.toml`)."""
     text = packdata.read_text("memwarden.policies", "pack", "defaults.toml")
@@ -51,7 +49,7 @@ def load_toml(text: str) -> dict[str, Any]:
     from memwarden.cachedir import read_sealed, user_cache_dir, write_sealed
 
     root = user_cache_dir()
-    digest = sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+    digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
     path = os.path.join(root, f"toml-{digest[:32]}.marshal") if root is not None else None
     if path is not None:
         hit = read_sealed(path, _TOML_MAGIC)
@@ -78,14 +76,14 @@ def _marshal_safe(value: Any) -> bool:
     return type(value) in (str, int, float, bool)
 
 
-@cache
+@functools.cache
 def _schema() -> dict[str, Any]:
     from memwarden.cachedir import json_loads
 
     return json_loads(_schema_text())  # type: ignore[no-any-return]
 
 
-@cache
+@functools.cache
 def _schema_text() -> str:
     return packdata.read_text("memwarden", "schemas", "config.schema.json")
 
@@ -164,7 +162,8 @@ class Config:
         once: `data` is not changed after construction)."""
         fp = self._fingerprint
         if fp is None:
-            fp = sha256(canonical(self.data).encode("utf-8", "surrogatepass")).hexdigest()[:16]
+            text = canonical(self.data).encode("utf-8", "surrogatepass")
+            fp = hashlib.sha256(text).hexdigest()[:16]
             object.__setattr__(self, "_fingerprint", fp)
         return fp
 
@@ -288,7 +287,7 @@ def _valid_marker(user: Mapping[str, Any]) -> str | None:
     root = user_cache_dir()
     if root is None:
         return None
-    key = sha256((_schema_text() + "\0" + canonical(user))
+    key = hashlib.sha256((_schema_text() + "\0" + canonical(user))
                  .encode("utf-8", "surrogatepass")).hexdigest()[:32]
     return os.path.join(root, f"config-valid-{key}")
 

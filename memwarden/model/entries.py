@@ -7,44 +7,40 @@ HTML comments are content, never entries. Canonical writers live with apply.
 
 from __future__ import annotations
 
+import hashlib
+import re
 import unicodedata
+from collections.abc import Iterable, Iterator
 
-from memwarden import patterns
-from memwarden.digest import sha256
 from memwarden.records import FrozenRecord, Record
-
-TYPE_CHECKING = False  # `typing` costs a one-file hook ~5 ms: annotations only
-if TYPE_CHECKING:
-    import re
-    from collections.abc import Iterable, Iterator
 
 # ATX heading (CommonMark): up to 3 spaces, 1-6 '#', then space or end; an optional
 # closing run of '#' must be preceded by a space ("## C#" keeps its '#').
-HEADING_RE = patterns.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$")
-BULLET_RE = patterns.compile(r"^(\s*)([-*+])\s+(.*)$")
-FENCE_RE = patterns.compile(r"^ {0,3}(`{3,}|~{3,})")
-DATE_PREFIX_RE = patterns.compile(r"^\[(\d{4}-\d{2}-\d{2})\]\s*")
-CHECKBOX_RE = patterns.compile(r"^\[(.)\]\s*(.*)$")
-LOOP_ID_RE = patterns.compile(r"^(loop_[A-Za-z0-9][A-Za-z0-9._-]{0,127}):\s*(.*)$")
-OPENED_RE = patterns.compile(
+HEADING_RE = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$")
+BULLET_RE = re.compile(r"^(\s*)([-*+])\s+(.*)$")
+FENCE_RE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+DATE_PREFIX_RE = re.compile(r"^\[(\d{4}-\d{2}-\d{2})\]\s*")
+CHECKBOX_RE = re.compile(r"^\[(.)\]\s*(.*)$")
+LOOP_ID_RE = re.compile(r"^(loop_[A-Za-z0-9][A-Za-z0-9._-]{0,127}):\s*(.*)$")
+OPENED_RE = re.compile(
     r"\s*\((?:opened|відкрита з|открыта с)\s+(\S+?)(?:,\s*priority\s+(\S+?))?\)\s*$",
-    patterns.IGNORECASE)
-PRIORITY_RE = patterns.compile(r"\s*\(priority\s+(\S+?)\)\s*$", patterns.IGNORECASE)
-SEED_OPENED_RE = patterns.compile(r"\s+[—–-]+\s+(?:відкрита з|открыта с|opened)\s+(\S+)\s*$",
-                                  patterns.IGNORECASE)
-CLOSED_RE = patterns.compile(
+    re.IGNORECASE)
+PRIORITY_RE = re.compile(r"\s*\(priority\s+(\S+?)\)\s*$", re.IGNORECASE)
+SEED_OPENED_RE = re.compile(r"\s+[—–-]+\s+(?:відкрита з|открыта с|opened)\s+(\S+)\s*$",
+                                  re.IGNORECASE)
+CLOSED_RE = re.compile(
     r"\s+[—–-]+\s+(?:closed|закрита|закрыта)\s+(\S+?)(?:\s*\|\s*(run_[A-Za-z0-9._-]+))?"
-    r"(?:\s+[—–-]+\s+(.*?))?\s*$", patterns.IGNORECASE)
+    r"(?:\s+[—–-]+\s+(.*?))?\s*$", re.IGNORECASE)
 # The same patterns from their first literal on, matched only where that literal sits
 # (see _suffix_search): a search would try the leading \s at every position of the line.
-_OPENED_AT = patterns.compile(OPENED_RE.pattern.removeprefix(r"\s*"), patterns.IGNORECASE)
-_PRIORITY_AT = patterns.compile(PRIORITY_RE.pattern.removeprefix(r"\s*"), patterns.IGNORECASE)
-_SEED_OPENED_AT = patterns.compile(SEED_OPENED_RE.pattern.removeprefix(r"\s+"), patterns.IGNORECASE)
-_CLOSED_AT = patterns.compile(CLOSED_RE.pattern.removeprefix(r"\s+"), patterns.IGNORECASE)
+_OPENED_AT = re.compile(OPENED_RE.pattern.removeprefix(r"\s*"), re.IGNORECASE)
+_PRIORITY_AT = re.compile(PRIORITY_RE.pattern.removeprefix(r"\s*"), re.IGNORECASE)
+_SEED_OPENED_AT = re.compile(SEED_OPENED_RE.pattern.removeprefix(r"\s+"), re.IGNORECASE)
+_CLOSED_AT = re.compile(CLOSED_RE.pattern.removeprefix(r"\s+"), re.IGNORECASE)
 _DASHES = ("—", "–", "-")
-DECISION_HEAD_RE = patterns.compile(r"^(\S+)\s+[—–-]+\s+(.+)$")
+DECISION_HEAD_RE = re.compile(r"^(\S+)\s+[—–-]+\s+(.+)$")
 # `**Key:** value` and `**Key**: value`.
-FIELD_RE = patterns.compile(r"^\*\*([^*:]+)(?::\*\*|\*\*:)\s*(.*)$")
+FIELD_RE = re.compile(r"^\*\*([^*:]+)(?::\*\*|\*\*:)\s*(.*)$")
 
 PRIORITIES = ("high", "normal", "low")
 _BULLET_MARKS = ("-", "*", "+")
@@ -79,7 +75,7 @@ class Problem(FrozenRecord):
         super().__init__(line, col, message, snippet, severity)
 
 
-_DATE_RE = patterns.compile(r"\d{4}-\d{2}-\d{2}")
+_DATE_RE = re.compile(r"\d{4}-\d{2}-\d{2}")
 
 
 _VALID_DATES: dict[str, bool] = {}  # the few hundred dates a repository uses, remembered
@@ -119,7 +115,7 @@ _SHORT_IDS: dict[str, str] = {}  # eviction asks for the same facts' ids again a
 def short_id(text: str) -> str:
     known = _SHORT_IDS.get(text)
     if known is None:
-        known = sha256(normalise(text).encode()).hexdigest()[:10]
+        known = hashlib.sha256(normalise(text).encode()).hexdigest()[:10]
         if len(_SHORT_IDS) >= 65536:
             _SHORT_IDS.clear()
         _SHORT_IDS[text] = known
@@ -416,11 +412,11 @@ _SURE_DATE = (
 # A body line other than a blank line, an ATX heading at the line start, or `- ` and a
 # fact: a text not opening with a date prefix, or a sure date prefix and then a text.
 # Lines are matched from the line break before them (the text holds no CR).
-_ODD_FACT_LINE = patterns.compile(
+_ODD_FACT_LINE = re.compile(
     r"\n(?!- (?:[^\s\[]|\[(?!\d{4}-\d{2}-\d{2}\])|\[" + _SURE_DATE + r"\][^\S\n]*\S)"
     r"|#{1,6}(?:[ \t]|\n|\Z)|\n|\Z)")
 # A bullet's fact text: what _facts_pass keeps of `- [date] text` (stripped).
-_FACT_TEXT = patterns.compile(r"\n- (?:\[\d{4}-\d{2}-\d{2}\]\s*)?(.*\S)")
+_FACT_TEXT = re.compile(r"\n- (?:\[\d{4}-\d{2}-\d{2}\]\s*)?(.*\S)")
 def _is_nfc(text: str) -> bool:
     return unicodedata.is_normalized("NFC", text)
 
@@ -573,14 +569,14 @@ def _loop_line(raw: str, section: str,
 #   - [x] loop_<id>: text — closed D | run_<id>( — resolution)
 # The text starts and ends with a non-space; _canonical_loop checks what else it must not
 # hold for the general parser to read the line the same way.
-_CANON_LOOP = patterns.compile(
+_CANON_LOOP = re.compile(
     r"- \[(?: |([xX]))\] (?:(loop_[A-Za-z0-9][A-Za-z0-9._-]{0,127}): |(?!loop_))"
     r"(\S(?:.*\S)?)"
     r"(?: \(opened (\d{4}-\d{2}-\d{2}), priority (high|normal|low)\)"
     r"| — (?:відкрита з|открыта с|opened) (\d{4}-\d{2}-\d{2})"
     r"| — closed (\d{4}-\d{2}-\d{2}) \| (run_[A-Za-z0-9._-]+)(?: — (\S(?:.*\S)?))?)")
 # What _paren_search looks for in a text: an opening parenthesis with a keyword.
-_PAREN_WORD = patterns.compile(r"\((?:opened|відкрита з|открыта с|priority)", patterns.IGNORECASE)
+_PAREN_WORD = re.compile(r"\((?:opened|відкрита з|открыта с|priority)", re.IGNORECASE)
 
 
 def _space_dash(text: str) -> bool:

@@ -6,15 +6,16 @@ committed tree, bare repo) classifies files the same way.
 
 from __future__ import annotations
 
-from memwarden import patterns
-from memwarden.memo import bounded_cache
+import functools
+import re
+
 from memwarden.records import FrozenRecord
 
-AGENT_ID_RE = patterns.compile(r"^[a-z0-9][a-z0-9-]*$")
-ID_RE = patterns.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
-DATE_FILE_RE = patterns.compile(r"^(\d{4})-(\d{2})-(\d{2})\.md$")
-RUN_FILE_RE = patterns.compile(r"^run_([A-Za-z0-9][A-Za-z0-9._-]{0,127})\.md$")
-RUN_DIR_RE = patterns.compile(r"^run_([A-Za-z0-9][A-Za-z0-9._-]{0,127})$")
+AGENT_ID_RE = re.compile(r"^[a-z0-9][a-z0-9-]*$")
+ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
+DATE_FILE_RE = re.compile(r"^(\d{4})-(\d{2})-(\d{2})\.md$")
+RUN_FILE_RE = re.compile(r"^run_([A-Za-z0-9][A-Za-z0-9._-]{0,127})\.md$")
+RUN_DIR_RE = re.compile(r"^run_([A-Za-z0-9][A-Za-z0-9._-]{0,127})$")
 
 # Layer 1 files and the config key of their HARD limit.
 LAYER1 = {"snapshot.md": "snapshot", "facts.md": "facts", "open_loops.md": "open_loops"}
@@ -66,7 +67,7 @@ def is_governed(path: str) -> bool:
     return path.startswith(GOVERNED_PREFIXES) or path in GOVERNED_FILES
 
 
-@bounded_cache(65536)
+@functools.lru_cache(maxsize=65536)
 def classify(path: str) -> FileInfo | None:
     """Classify a repo-relative POSIX path; None for files memwarden does not govern."""
     if path in GOVERNED_FILES:

@@ -8,17 +8,13 @@ keys) so a YAML bomb costs microseconds, not gigabytes.
 
 from __future__ import annotations
 
+import functools
+import re
 import sys
+from typing import Any
 
-from memwarden import patterns
-from memwarden.memo import cached_property
 from memwarden.model.layout import FileInfo
 from memwarden.records import Record
-
-TYPE_CHECKING = False  # `typing` costs a one-file hook ~5 ms: annotations only
-if TYPE_CHECKING:
-    import re
-    from typing import Any
 
 MAX_FRONTMATTER_BYTES = 64 * 1024
 MAX_YAML_DEPTH = 20
@@ -27,7 +23,7 @@ MAX_FILE_BYTES = 4 * 1024 * 1024
 
 # Only CRLF, CR and LF end a line: str.splitlines() also splits on U+2028, form feed and
 # friends, which would make our line numbers disagree with git, editors and annotations.
-_LINE_BREAK = patterns.compile(r"\r\n|\r|\n")
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
 
 # A path into a parsed document: mapping keys (text) and sequence indexes.
 Path = tuple[str | int, ...]
@@ -84,7 +80,7 @@ class MemFile:
     def too_large(self) -> bool:
         return self.size > MAX_FILE_BYTES
 
-    @cached_property
+    @functools.cached_property
     def _decoded(self) -> tuple[str | None, str | None, bool, int]:
         """(text, decode error, had a BOM, line of the decode error)."""
         data = self.data
@@ -124,12 +120,12 @@ class MemFile:
     def has_bom(self) -> bool:
         return self._decoded[2]
 
-    @cached_property
+    @functools.cached_property
     def lines(self) -> list[str]:
         """Lines without their endings (CRLF, CR and LF all end a line)."""
         return split_lines(self.text) if self.text is not None else []
 
-    @cached_property
+    @functools.cached_property
     def frontmatter(self) -> FrontMatter | None:
         """The YAML frontmatter, or None when the file has none."""
         return parse_frontmatter(self.lines) if self.text is not None else None
@@ -296,7 +292,7 @@ _QUOTABLE = "[^\"'\\\\\\x00-\\x1f\\x7f-\\x9f\\u2028\\u2029\\ud800-\\udfff\\ufeff
 def _simple_line() -> re.Pattern[str]:
     """simple_mapping's line pattern, compiled on first use (frontmatter goes through
     simple_block; this older fast path is kept for its callers and tests)."""
-    return patterns.compile(
+    return re.compile(
         r"([A-Za-z_][A-Za-z0-9_-]*): "
         rf'(?:"({_QUOTABLE}*)"|\'({_QUOTABLE}*)\'|(-?(?:0|[1-9][0-9]{{0,17}}))'
         r"|([A-Za-z][A-Za-z0-9._/-]*))"
@@ -343,9 +339,9 @@ SIMPLE_VALUE_PATTERN = (
     r"|(-?(?:0|[1-9][0-9]{0,8})\.[0-9]{1,9})|([A-Za-z][A-Za-z0-9._/-]*)"
 )
 _SIMPLE_VALUE: re.Pattern[str] | None = None  # compiled on first need (~1.4 ms)
-_SIMPLE_KEY = patterns.compile(r"([A-Za-z_][A-Za-z0-9_-]*):(?: (.*))?")
-_SIMPLE_ITEM = patterns.compile(r"  - (.*)")
-_SIMPLE_NESTED = patterns.compile(r"  ([A-Za-z_][A-Za-z0-9_-]*): (.*)")
+_SIMPLE_KEY = re.compile(r"([A-Za-z_][A-Za-z0-9_-]*):(?: (.*))?")
+_SIMPLE_ITEM = re.compile(r"  - (.*)")
+_SIMPLE_NESTED = re.compile(r"  ([A-Za-z_][A-Za-z0-9_-]*): (.*)")
 _NO_VALUE = object()
 
 
@@ -359,7 +355,7 @@ def _simple_value(text: str) -> Any:
             return inner
     global _SIMPLE_VALUE
     if _SIMPLE_VALUE is None:
-        _SIMPLE_VALUE = patterns.compile(SIMPLE_VALUE_PATTERN)
+        _SIMPLE_VALUE = re.compile(SIMPLE_VALUE_PATTERN)
     m = _SIMPLE_VALUE.fullmatch(text)
     if m is None:
         return _NO_VALUE
@@ -547,7 +543,17 @@ def _check_events(text: str, line_offset: int) -> None:
     """Reject anchors/aliases and deep nesting from the event stream, before composing."""
     yaml, base, _ = _yaml()
     depth = 0
-    for event in yaml.parse(text, Loader=base):
+    try:
+        events = list(yaml.parse(text, Loader=base))
+    except yaml.YAMLError:
+        # Some PyYAML builds refuse deep flow nesting themselves, each in its own words:
+        # name the problem ours, whatever the installed version says.
+        deep = _deep_flow_line(text)
+        if deep is not None:
+            raise YamlProblem(f"YAML nested deeper than {MAX_YAML_DEPTH} levels",
+                              deep + line_offset) from None
+        raise
+    for event in events:
         if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None):
             raise YamlProblem(
                 "YAML anchors and aliases are not allowed in memory frontmatter",
@@ -560,6 +566,29 @@ def _check_events(text: str, line_offset: int) -> None:
                                   event.start_mark.line + 1 + line_offset)
         elif isinstance(event, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
             depth -= 1
+
+
+def _deep_flow_line(text: str) -> int | None:
+    """The 1-based line where flow collections (`[`, `{`) nest deeper than MAX_YAML_DEPTH,
+    skipping quoted text and comments; None when they never do."""
+    depth, line, quote = 0, 1, ""
+    prev = "\n"
+    for ch in text:
+        if ch == "\n":
+            line += 1
+        if quote:
+            if ch == quote:
+                quote = ""
+        elif ch in "\"'" and prev in " \t\n[{,:":
+            quote = ch
+        elif ch in "[{":
+            depth += 1
+            if depth > MAX_YAML_DEPTH:
+                return line
+        elif ch in "]}":
+            depth = max(0, depth - 1)
+        prev = ch
+    return None
 
 
 def _collect_positions(loader: Any, node: Any, path: Path,

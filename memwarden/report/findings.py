@@ -11,16 +11,13 @@ workflow-command escapes.
 
 from __future__ import annotations
 
+import re
 import unicodedata
+from collections.abc import Mapping, Sequence
+from typing import Any
 
-from memwarden import patterns
 from memwarden.model.findings import ERROR, Finding
 from memwarden.version import __version__
-
-TYPE_CHECKING = False  # `typing` costs a one-file hook ~5 ms: annotations only
-if TYPE_CHECKING:
-    from collections.abc import Mapping, Sequence
-    from typing import Any
 
 FORMATS = ("text", "json", "sarif", "github")
 EXTENSIONS = {".json": "json", ".sarif": "sarif", ".txt": "text", ".log": "text"}
@@ -103,7 +100,7 @@ def render_text(findings: Sequence[Finding], summary: Mapping[str, Any]) -> str:
 
 # -- json ---------------------------------------------------------------------------------
 
-_LONE_SURROGATE = patterns.compile("[\ud800-\udfff]")
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def dump_json(doc: Any, indent: int | None = 2) -> str:
@@ -151,7 +148,7 @@ def sarif_uri(path: str) -> str:
 
 
 def _pascal(name: str) -> str:
-    return "".join(p[:1].upper() + p[1:] for p in patterns.compile(r"[-_\s]+").split(name) if p)
+    return "".join(p[:1].upper() + p[1:] for p in re.compile(r"[-_\s]+").split(name) if p)
 
 
 def _tags(rule_id: str) -> list[str]:
@@ -171,7 +168,7 @@ def _help_text(r: Mapping[str, Any]) -> str:
 
 def _fence(text: str) -> str:
     """A Markdown code fence long enough that `text` cannot close it."""
-    runs = [len(m) for m in patterns.compile(r"`{3,}").findall(text)]
+    runs = [len(m) for m in re.compile(r"`{3,}").findall(text)]
     tick = "`" * max(3, max(runs, default=0) + 1)
     return f"{tick}\n{text}\n{tick}"
 

@@ -26,12 +26,9 @@ from __future__ import annotations
 import os
 import sys
 from binascii import crc32  # zlib's crc32: one shared library less for a hook to load
-
-TYPE_CHECKING = False  # `typing` costs a one-file hook ~5 ms: annotations only
-if TYPE_CHECKING:
-    from collections.abc import Callable, Mapping
-    from pathlib import Path  # with urllib.parse: ~4 ms of a one-file hook
-    from typing import Any, TypeAlias
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any, TypeAlias
 
 MAGIC = b"MWBPE\x02\x00\x00"
 # After MAGIC: the seal (crc32 of the payload, reserved), then the payload's header

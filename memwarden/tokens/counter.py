@@ -12,18 +12,16 @@ token-for-token equal) instead of paying ~0.1 s to build tiktoken's encoder.
 from __future__ import annotations
 
 import _thread
+import hashlib
 import marshal
 import os
+import re
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
 
-from memwarden import packdata, patterns
-from memwarden.digest import sha256
+from memwarden import packdata
 from memwarden.model.errors import EncodingUnavailable
-
-TYPE_CHECKING = False  # `typing` costs a one-file hook ~5 ms: annotations only
-if TYPE_CHECKING:
-    from collections.abc import Iterable
-    from pathlib import Path  # with urllib.parse: ~4 ms of a one-file hook
-    from typing import Any
 
 # The official sha256 of each rank file (tiktoken_ext/openai_public.py).
 OFFICIAL_SHA256 = {
@@ -68,7 +66,7 @@ def _rank_file(name: str) -> bytes:
 
 def _load_ranks(name: str, expected_hash: str | None) -> dict[bytes, int]:
     data = _rank_file(name)
-    digest = sha256(data).hexdigest()
+    digest = hashlib.sha256(data).hexdigest()
     official = OFFICIAL_SHA256[name]
     if expected_hash is not None and expected_hash != official:
         raise EncodingUnavailable(
@@ -112,7 +110,7 @@ def _read_parsed(official: str) -> dict[bytes, int] | None:
     except OSError:
         return None
     digest, payload = blob[:32], blob[32:]
-    if sha256(payload).digest() != digest:
+    if hashlib.sha256(payload).digest() != digest:
         return None  # corrupt or foreign: rebuilt, never trusted
     try:
         ranks = marshal.loads(payload)
@@ -128,7 +126,7 @@ def _write_parsed(official: str, ranks: dict[bytes, int]) -> None:
     from memwarden.cachedir import atomic_write
 
     payload = marshal.dumps(ranks)
-    atomic_write(path, sha256(payload).digest() + payload)  # a cache: may fail
+    atomic_write(path, hashlib.sha256(payload).digest() + payload)  # a cache: may fail
 
 
 def _check_name(name: str) -> None:
@@ -259,7 +257,7 @@ def _verify_rank_file(name: str) -> None:
     if ident is not None and memo.get(where or "") == (official, *ident):
         _verified.add(name)
         return
-    digest = sha256(_rank_file(name)).hexdigest()
+    digest = hashlib.sha256(_rank_file(name)).hexdigest()
     if digest != official:
         raise EncodingUnavailable(
             f"encoding {name!r}: rank file sha256 {digest} does not match the official "
@@ -321,7 +319,7 @@ def verify_encoding(name: str) -> None:
 # inside a punctuation piece), so a text's token count is the sum of its parts' counts
 # (proven by tests/test_evict_parts.py): two versions of a file that differ in a few lines
 # differ only in the counts of a few parts.
-PART = patterns.compile(r"(?<=\n)(?=[^\s/])")
+PART = re.compile(r"(?<=\n)(?=[^\s/])")
 
 
 def count_edited(text: str, known: str, known_count: int, encoding: str) -> int:
@@ -386,7 +384,7 @@ def read_counts(path: str | Path) -> dict[str, int]:
     except OSError:
         return {}
     payload = memoryview(data)[40:]
-    if data[:8] != COUNTS_MAGIC or sha256(payload).digest() != data[8:40]:
+    if data[:8] != COUNTS_MAGIC or hashlib.sha256(payload).digest() != data[8:40]:
         return {}
     try:
         counts = marshal.loads(payload)
@@ -400,7 +398,7 @@ def write_counts(path: str | Path, counts: dict[str, int]) -> bool:
     from memwarden.cachedir import atomic_write
 
     payload = marshal.dumps(counts)
-    return atomic_write(path, COUNTS_MAGIC + sha256(payload).digest() + payload)
+    return atomic_write(path, COUNTS_MAGIC + hashlib.sha256(payload).digest() + payload)
 
 
 PARTS_MAGIC = b"MWPRT\x01\x00\x00"

@@ -18,16 +18,13 @@ know raises Unsupported, and the caller keeps using `regex`.
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import os
-
-from memwarden import patterns
-from memwarden.memo import cache
-
-TYPE_CHECKING = False  # `typing` costs a one-file hook ~5 ms: annotations only
-if TYPE_CHECKING:
-    from collections.abc import Callable
-    from pathlib import Path  # with urllib.parse: ~4 ms of a one-file hook
-    from typing import TypeAlias
+import re
+from collections.abc import Callable
+from pathlib import Path
+from typing import TypeAlias
 
 MAGIC = b"MWSPLIT\x01"
 
@@ -39,7 +36,7 @@ class Unsupported(ValueError):
 Split: TypeAlias = "Callable[[str], list[str]]"  # names: type checkers only
 # Code points past U+FFFF: classes holding them are several times slower in `re` (those
 # ranges are tested one by one), so texts without any use a pattern that leaves them out.
-_ASTRAL = patterns.compile("[\U00010000-\U0010ffff]")
+_ASTRAL = re.compile("[\U00010000-\U0010ffff]")
 
 
 def splitter(pattern: str, cache_dir: str | Path | None) -> Split | None:
@@ -52,14 +49,14 @@ def splitter(pattern: str, cache_dir: str | Path | None) -> Split | None:
         except Unsupported:
             return None
     full, bmp = pair
-    bmp_findall = patterns.compile(bmp).findall
+    bmp_findall = re.compile(bmp).findall
     full_findall: list[Split] = []
 
     def split(text: str) -> list[str]:
         if _ASTRAL.search(text) is None:
             return bmp_findall(text)
         if not full_findall:
-            full_findall.append(patterns.compile(full).findall)
+            full_findall.append(re.compile(full).findall)
         return full_findall[0](text)
 
     return split
@@ -181,7 +178,7 @@ def translate(pattern: str, bmp: bool = False) -> str:
     return "".join(out)
 
 
-@cache
+@functools.cache
 def _ranges(expr: str) -> tuple[tuple[int, int], ...]:
     """The code point ranges `regex` matches with `expr`, listed over every code point once
     per process (both translations of `build` ask for the same classes)."""
@@ -191,7 +188,7 @@ def _ranges(expr: str) -> tuple[tuple[int, int], ...]:
                  for m in regex.finditer(f"(?:{expr})+", _every_code_point()))
 
 
-@cache
+@functools.cache
 def _every_code_point() -> str:
     return "".join(map(chr, range(0x110000)))
 
@@ -209,6 +206,6 @@ def _identity(origin: str) -> tuple[str, int, int] | None:
 
 
 def _path(pattern: str, cache_dir: str | Path) -> str:
-    from memwarden.digest import sha256
 
-    return os.path.join(cache_dir, f"split-{sha256(pattern.encode()).hexdigest()[:16]}.marshal")
+    digest = hashlib.sha256(pattern.encode()).hexdigest()[:16]
+    return os.path.join(cache_dir, f"split-{digest}.marshal")

@@ -48,22 +48,20 @@ to compile. Both ways find exactly the same triggers (tests/test_injection_fast.
 from __future__ import annotations
 
 import binascii
+import functools
+import hashlib
 import os
+import re
 import unicodedata
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any, TypeAlias
 
-from memwarden import packdata, patterns
-from memwarden.memo import cache
+from memwarden import packdata
 from memwarden.model.findings import ERROR, WARNING, Finding, make
 from memwarden.model.memfile import MemFile
 from memwarden.policies.registry import rule
 from memwarden.policies.rulecontext import FileContext
 from memwarden.records import tuple_record
-
-TYPE_CHECKING = False  # `typing` costs a one-file hook ~5 ms: annotations only
-if TYPE_CHECKING:
-    import re
-    from collections.abc import Callable, Iterable, Iterator
-    from typing import Any, TypeAlias
 
 # Every governed kind except `config` (see the module docstring).
 SCANNED_KINDS = frozenset({
@@ -77,7 +75,7 @@ BASE64_MIN = 200
 HEX_MIN = 256
 SNIPPET_MAX = 400
 
-_LINE_BREAK = patterns.compile(r"\r\n|\r|\n")  # as memwarden.model.memfile.split_lines
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")  # as memwarden.model.memfile.split_lines
 
 
 class _Lazy:
@@ -92,7 +90,7 @@ class _Lazy:
         self.name, self.pattern, self.flags = name, pattern, flags
 
     def compile(self) -> re.Pattern[str]:
-        compiled = patterns.compile(self.pattern, self.flags)
+        compiled = re.compile(self.pattern, self.flags)
         globals()[self.name] = compiled
         return compiled
 
@@ -130,7 +128,7 @@ def _lines_of(text: str) -> list[str]:
     return [ln for ln in lines if ln and not ln.startswith("#")]
 
 
-@cache
+@functools.cache
 def _tables() -> dict[str, Any]:
     """The scanner's tables, derived from the marker lists (see _build_tables) as plain
     values. Deriving them costs a hook run ~4 ms, so they come from a per-user cache file
@@ -140,7 +138,6 @@ def _tables() -> dict[str, Any]:
     otherwise, they are derived again. tests/test_injection_tables.py checks both ways
     give the same tables."""
     from memwarden.cachedir import file_identity, read_sealed, user_cache_dir, write_sealed
-    from memwarden.digest import sha256
     from memwarden.version import __version__
 
     texts: list[str] | None = None
@@ -153,7 +150,7 @@ def _tables() -> dict[str, Any]:
     except OSError:
         texts = _marker_texts()
         basis = "\0".join([__version__, *texts])
-    key = sha256(basis.encode("utf-8", "surrogateescape")).hexdigest()[:32]
+    key = hashlib.sha256(basis.encode("utf-8", "surrogateescape")).hexdigest()[:32]
     root = user_cache_dir()
     path = os.path.join(root, f"injection-{key[:16]}.marshal") if root is not None else None
     found = read_sealed(path, TABLES_MAGIC) if path is not None else None
@@ -274,15 +271,15 @@ class Phrase:
     @property
     def regex(self) -> re.Pattern[str]:
         if self._regex is None:
-            self._regex = patterns.compile(self.pattern)
+            self._regex = re.compile(self.pattern)
         return self._regex
 
 
 def _phrase_regex(trigger: str) -> str:
-    return r"\s+".join(patterns.escape(w) for w in trigger.split())
+    return r"\s+".join(re.escape(w) for w in trigger.split())
 
 
-@cache
+@functools.cache
 def _phrases() -> tuple[dict[str, list[Phrase]], tuple[str, ...]]:
     """Trigger -> phrases that start with it (shorter triggers' phrases included), and the
     triggers in file order."""
@@ -291,7 +288,7 @@ def _phrases() -> tuple[dict[str, list[Phrase]], tuple[str, ...]]:
             tables["order"])
 
 
-@cache
+@functools.cache
 def _phrase_list() -> list[Phrase]:
     """Every MW303 pattern once, in file order (the tables refer to them by index)."""
     return [Phrase(g, lang, tuple(trig), pat) for g, lang, trig, pat in _tables()["phrases"]]
@@ -312,7 +309,7 @@ class _Combined:
         if self._regex is None:
             alts = "|".join(f"(?P<p{i}>{p.pattern})"
                             for i, p in enumerate(self.phrases)) or "(?!)"
-            self._regex = patterns.compile(alts)
+            self._regex = re.compile(alts)
         return self._regex
 
 
@@ -323,7 +320,7 @@ class _Action(tuple_record("_Action", "phrases role react")):
     __slots__ = ()
 
 
-@cache
+@functools.cache
 def _trigger_actions(contract: bool) -> dict[str, _Action]:
     """Trigger -> what a hit on it asks for, in a memory file or (`contract`) an agent
     contract, whose persona phrases do not apply (see the module doc)."""
@@ -354,7 +351,7 @@ class RoleLabel(tuple_record("RoleLabel", "cls label")):
     __slots__ = ()
 
 
-@cache
+@functools.cache
 def _role_labels() -> dict[str, RoleLabel]:
     return {label: RoleLabel(cls, label) for label, cls in _tables()["roles"].items()}
 
@@ -373,7 +370,7 @@ def _trie_regex(words: list[str]) -> str:
         node[""] = {}
 
     def emit(node: dict[str, dict]) -> str:
-        alts = [(r"\s+" if ch == " " else patterns.escape(ch)) + emit(sub)
+        alts = [(r"\s+" if ch == " " else re.escape(ch)) + emit(sub)
                 for ch, sub in sorted(node.items()) if ch]
         if not alts:
             return ""
@@ -408,7 +405,7 @@ LinePattern: TypeAlias = "tuple[re.Pattern[str], re.Pattern[str]]"  # names: typ
 def _line_pattern(body: str) -> LinePattern:
     """`body` after a newline (a literal first character keeps the search fast) and at the
     very start of the text; see _line_matches."""
-    return patterns.compile("\\n" + body), patterns.compile(body)
+    return re.compile("\\n" + body), re.compile(body)
 
 
 def _line_matches(pattern: LinePattern, s: str) -> Iterator[re.Match[str]]:
@@ -428,18 +425,18 @@ _ROLE_LEAD = _lazy("_ROLE_LEAD",
                    r"[ \t]*(?:>[ \t]*)*(?:[-*+][ \t]+)?(?:#{1,6}[ \t]*)?[*_]{0,2}")
 
 
-@cache
+@functools.cache
 def _role_line() -> re.Pattern[str]:
     """A line opening with a role label, parsed into its parts (matched at a line start)."""
     firsts = sorted({label.split(" ")[0] for label in _role_labels()}, key=len, reverse=True)
-    return patterns.compile(
+    return re.compile(
         r"[ \t]*(?:>[ \t]*)*(?P<bullet>[-*+][ \t]+)?(?P<hashes>#{1,6}[ \t]*)?[*_]{0,2}"
-        r"(?P<label>(?:" + "|".join(patterns.escape(w) for w in firsts)
+        r"(?P<label>(?:" + "|".join(re.escape(w) for w in firsts)
         + r")(?![^\W\d_])(?:[ \t]+[^\W\d_]+)?)[*_]{0,2}[ \t]*(?P<colon>:)?[*_]{0,2}")
 
 
 def _firsts(words: list[str]) -> str:
-    return "".join(sorted({patterns.escape(w[0]) for w in words}))
+    return "".join(sorted({re.escape(w[0]) for w in words}))
 
 
 def _starting(words: list[str]) -> str:
@@ -476,7 +473,7 @@ def _after_break(words: list[str]) -> str:
     return f"{_PUNCT}*+{pick}(?P<t>{trie})"
 
 
-@cache
+@functools.cache
 def _trigger_scanners(cyrillic: bool) -> tuple[re.Pattern[str], re.Pattern[str],
                                                 re.Pattern[str]]:
     """Word-start finders: a trigger after a space, optionally behind Markdown punctuation
@@ -490,8 +487,8 @@ def _trigger_scanners(cyrillic: bool) -> tuple[re.Pattern[str], re.Pattern[str],
     words = sorted(w for w in _trigger_kinds() if cyrillic or w[0].isascii())
     body = _after_break(words)
     _SCANNERS_READY.add(cyrillic)
-    return (patterns.compile(f" {body}"), patterns.compile(body),
-            patterns.compile(_starting(words)))
+    return (re.compile(f" {body}"), re.compile(body),
+            re.compile(_starting(words)))
 
 
 _SCANNERS_READY: set[bool] = set()  # which _trigger_scanners exist in this process
@@ -558,7 +555,7 @@ WALK_HEAD = 4
 _walk_left = WALK_BUDGET
 
 
-@cache
+@functools.cache
 def _walk_tables() -> tuple[dict, re.Pattern[str], Callable[[str], int]] | None:
     """The trie of every trigger (see _trie_end), the word-start finder (a break character,
     Markdown punctuation, the head of a trigger) and the punctuation run at the text start;
@@ -567,7 +564,7 @@ def _walk_tables() -> tuple[dict, re.Pattern[str], Callable[[str], int]] | None:
     tables = _tables()
     if tables["trie"] is None:
         return None
-    starts = patterns.compile(f"[ \\t\\n]{_PUNCT}*(?={tables['heads']})")
+    starts = re.compile(f"[ \\t\\n]{_PUNCT}*(?={tables['heads']})")
     return tables["trie"], starts, _lead_end
 
 
@@ -637,12 +634,10 @@ def _walk_chosen(n: int, cyrillic: bool) -> bool:
 
 
 def warm() -> None:
-    """Compile every pattern now (about 0.15 s). A caller that forks workers should call this
-    first, so the children share the compiled patterns instead of each compiling them (and
-    scan with the tries, the fast way for large inputs). The compiled programs come from the
-    per-user cache (memwarden/patterns.py): ~6 ms instead of ~0.14 s once it is filled."""
-    with patterns.cached():
-        _compile_all()
+    """Compile every pattern now. A caller that forks workers should call this first, so the
+    children share the compiled patterns instead of each compiling them (and scan with the
+    tries, the fast way for large inputs)."""
+    _compile_all()
 
 
 def _compile_all() -> None:
@@ -1264,14 +1259,14 @@ def _bracket_regexes() -> tuple[re.Pattern[str], ...]:
 
 def _token_alt(first: str) -> str:
     items = [t[1:] for t in _chat_tokens() if t.startswith(first)]
-    return "|".join(patterns.escape(t) for t in sorted(items, key=len, reverse=True)) or "(?!)"
+    return "|".join(re.escape(t) for t in sorted(items, key=len, reverse=True)) or "(?!)"
 
 
-@cache
+@functools.cache
 def _angle_regex() -> re.Pattern[str]:
     danger = "script|style|iframe|frame|frameset|applet|noscript"
     with_attrs = "object|embed|meta|base|link|form"
-    return patterns.compile(
+    return re.compile(
         r"<(?:(?P<comment>!--)"
         r"|(?P<special>\|[a-z_][a-z0-9_.:\-]{0,40}\|>|｜[^｜\n<>]{1,40}｜>)"
         rf"|(?P<token>{_token_alt('<')})"
@@ -1287,18 +1282,18 @@ def _angle_regex() -> re.Pattern[str]:
         r"[^<>]{0,2000}(?:>|\Z|(?=<))))")
 
 
-@cache
+@functools.cache
 def _square_regex() -> re.Pattern[str]:
-    return patterns.compile(
+    return re.compile(
         rf"\[(?:(?P<token>{_token_alt('[')})"
         r"|(?P<roletag>/?(?P<rword>system|sys|developer|assistant|user|human|instructions?)\]"
         r"|(?:admin|administrator|system|developer|sys)\s+"
         r"(?:request|override|command|message|note|instructions?)\s*(?::|\])))")
 
 
-@cache
+@functools.cache
 def _scheme_regex() -> re.Pattern[str]:
-    return patterns.compile(r"\](?:\(|:)\s*(?P<scheme>(?:javascript|vbscript)\s*:|data:text/html)")
+    return re.compile(r"\](?:\(|:)\s*(?P<scheme>(?:javascript|vbscript)\s*:|data:text/html)")
 
 
 _ATTR_RISK = _lazy(
@@ -1330,7 +1325,7 @@ _NAME_KEY = _lazy(
 _SCHEME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789+.-")
 # A colon that starts `://`, ends "script:" or sits in "data:text/html" (see _colon_marks).
 _COLON_MARK = _lazy("_COLON_MARK", r":(?=//|(?<=script:)|(?<=data:)text/html)")
-_URL_TAIL = patterns.compile(r"[^\s<>\"'`)]+")
+_URL_TAIL = re.compile(r"[^\s<>\"'`)]+")
 
 
 def _url_suspect(rest: str) -> bool:
@@ -1347,13 +1342,13 @@ def _url_suspect(rest: str) -> bool:
     return False
 
 
-_PLACEHOLDER_CHAR = patterns.compile(r"[{\[$<]|%7[bB]|=\[")
+_PLACEHOLDER_CHAR = re.compile(r"[{\[$<]|%7[bB]|=\[")
 _IMG_SRC = _lazy("_IMG_SRC", r"<img\b[^<>]*\bsrc\s*=\s*[\"']?$")
 
 _B64_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=_-")
-_B64_SAMPLE_RUN = patterns.compile(r"[A-Za-z0-9+/=_\-\\]{8,}")
-_B64_RUN_FWD = patterns.compile(r"[A-Za-z0-9+/=_\-]*")
-_HEX_ONLY = patterns.compile(r"[0-9a-fA-F]+")
+_B64_SAMPLE_RUN = re.compile(r"[A-Za-z0-9+/=_\-\\]{8,}")
+_B64_RUN_FWD = re.compile(r"[A-Za-z0-9+/=_\-]*")
+_HEX_ONLY = re.compile(r"[0-9a-fA-F]+")
 _ESCAPED_HEX = _lazy("_ESCAPED_HEX", r"\\x[0-9a-fA-F]{2}(?:\\x[0-9a-fA-F]{2}){63,}")
 _WRAPPED_B64 = _line_pattern(
     r"([ \t]*[A-Za-z0-9+/]{40,}={0,2}[ \t]*(?:\r?\n[ \t]*[A-Za-z0-9+/]{16,}={0,2}[ \t]*){2,})")
@@ -1451,14 +1446,14 @@ _EXFIL_WORDS = _lazy(
     "_EXFIL_WORDS",
     r"secret|token|passw|passwd|pwd|key|credential|cred|data|conversation|history|memory|"
     r"context|prompt|info|summary|chat|message|content|text|output|env|cookie|session|email|"
-    r"user|name|address|phone|card|ssn|leak|exfil|payload|dump|q\b", patterns.IGNORECASE)
+    r"user|name|address|phone|card|ssn|leak|exfil|payload|dump|q\b", re.IGNORECASE)
 _PLACEHOLDER_CASED = _lazy(
     "_PLACEHOLDER_CASED",
     r"\{\{[^{}]{0,80}\}\}|\$\{[^{}]{0,80}\}|\$\([^()]{0,80}\)|%7[bB]%7[bB]"
     r"|\{[A-Za-z_][\w.\- ]{0,40}\}|\[[A-Z][A-Z0-9_ ]{1,30}\]|<[A-Z][A-Z0-9_]{1,30}>"
     r"|\$[A-Z][A-Z0-9_]{2,}")
 _UUID = _lazy("_UUID", r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}",
-              patterns.IGNORECASE)
+              re.IGNORECASE)
 _BLOB = _lazy("_BLOB", r"[A-Za-z0-9+/=_%\-]{32,}")
 _PCT = _lazy("_PCT", r"%[0-9A-Fa-f]{2}")
 

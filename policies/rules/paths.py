@@ -6,7 +6,9 @@ append-only rules that compare a proposal with its base join them with the gate.
 
 from __future__ import annotations
 
-from memwarden import patterns
+import re
+from collections.abc import Iterator
+
 from memwarden.git.files import MODE_GITLINK, MODE_LINK
 from memwarden.model.findings import ERROR, Finding, make
 from memwarden.model.layout import AGENT_ID_RE
@@ -14,11 +16,7 @@ from memwarden.model.memfile import MemFile
 from memwarden.policies.registry import rule
 from memwarden.policies.rulecontext import FileContext
 
-TYPE_CHECKING = False  # `typing` costs a one-file hook ~5 ms: annotations only
-if TYPE_CHECKING:
-    from collections.abc import Iterator
-
-_ENCODED = patterns.compile(r"%(?:2e|2f|5c|00)", patterns.IGNORECASE)
+_ENCODED = re.compile(r"%(?:2e|2f|5c|00)", re.IGNORECASE)
 
 
 @rule("MW502", name="unsafe-path", severity=ERROR,

@@ -10,9 +10,13 @@ time, never a traceback. MW205 (status transitions) needs a diff and lives with 
 
 from __future__ import annotations
 
-from memwarden import packdata, patterns
+import functools
+import re
+from collections.abc import Callable, Iterable, Iterator
+from typing import TYPE_CHECKING, Any
+
+from memwarden import packdata
 from memwarden.cachedir import json_loads
-from memwarden.memo import cache
 from memwarden.model.entries import fact_problems, loop_problems, parse_decisions, valid_date
 from memwarden.model.findings import ERROR, WARNING, Finding, make
 from memwarden.model.layout import DATE_FILE_RE, RUN_DIR_RE, RUN_FILE_RE, timeline_date
@@ -22,12 +26,7 @@ from memwarden.policies.registry import TREE, rule, tree_part
 from memwarden.policies.rulecontext import FileContext, TreeContext
 from memwarden.records import FrozenRecord
 
-TYPE_CHECKING = False  # `typing` costs a one-file hook ~5 ms: annotations only
-if TYPE_CHECKING:  # jsonschema costs ~70 ms to import: only files with schemas pay for it
-    import re
-    from collections.abc import Callable, Iterable, Iterator
-    from typing import Any
-
+if TYPE_CHECKING:  # jsonschema is heavy to import: only files with schemas pay for it
     from jsonschema import FormatChecker, ValidationError
 
 # Memory Markdown kinds: frontmatter optional, schema `<kind>.schema.json` when present.
@@ -52,7 +51,7 @@ _REGISTRY_HINT = "registry.json is a cache: regenerate it from agents/*/_agent.m
 
 # --------------------------------------------------------------------------- schemas
 
-@cache
+@functools.cache
 def load_schema(name: str) -> dict[str, Any]:
     """A schema of the policy pack by kind (`snapshot`) or file name (`meta.schema.json`)."""
     if not name.endswith(".json"):
@@ -61,7 +60,7 @@ def load_schema(name: str) -> dict[str, Any]:
     return json_loads(text)  # type: ignore[no-any-return]
 
 
-_ISO_TIME = patterns.compile(
+_ISO_TIME = re.compile(
     r"[0-9]{2}:[0-9]{2}(:[0-9]{2}([.,][0-9]{1,9})?)?(Z|z|[+-][0-9]{2}(:?[0-9]{2})?)?")
 
 
@@ -100,9 +99,9 @@ def _only_strings(fn: Callable[[str], bool]) -> Callable[[object], bool]:
     return lambda value: not isinstance(value, str) or fn(value)
 
 
-@cache
+@functools.cache
 def _regex(pattern: str) -> re.Pattern[str]:
-    return patterns.compile(pattern)
+    return re.compile(pattern)
 
 
 def _pattern(validator: Any, pattern: str, instance: Any, schema: Any) -> Iterator[ValidationError]:
@@ -121,7 +120,7 @@ _FAST_FORMATS = {"iso8601": is_iso8601, "iso8601-date": is_iso_date,
                  "iso8601-date-time": is_iso_datetime}
 
 
-@cache
+@functools.cache
 def validator(kind: str) -> Any:
     """A compiled validator for one schema of the pack (cached per process)."""
     import jsonschema
@@ -187,7 +186,7 @@ def schema_issues(instance: Any, kind: str, where: str) -> list[Issue]:
     return sorted(unique.values(), key=lambda i: (tuple(map(str, i.path)), i.message))
 
 
-@cache
+@functools.cache
 def _fast_parts(kind: str) -> tuple[dict[str, Any], tuple[dict[str, Any], ...],
                                      dict[str, Any] | None, Any]:
     """A pack schema split for the fast yes-path: the part fastschema proves on its own,
@@ -210,7 +209,7 @@ _SCALAR_TYPES = frozenset({str, int, float, bool, type(None)})
 _PROPERTY_ANSWERS: dict[tuple[str, str, type, Any], bool] = {}
 
 
-@cache
+@functools.cache
 def _plain_object_schema(kind: str) -> bool:
     """Whether the fast-path part of `kind` is a plain object schema (type, required,
     properties, a boolean additionalProperties): then a document is valid exactly when
@@ -246,14 +245,14 @@ class _Checks(FrozenRecord):
         super().__init__(base, props, patterns, additional, conditions)
 
 
-@cache
+@functools.cache
 def _checks(kind: str) -> _Checks:
     base, conditions, pattern_props, additional = _fast_parts(kind)
     props = base.get("properties", {})
     compiled_props = {k: compile_valid(sub, _FAST_FORMATS) for k, sub in props.items()} \
         if isinstance(props, dict) else {}
     compiled_patterns = None if pattern_props is None else tuple(
-        (patterns.compile(p), compile_valid(sub, _FAST_FORMATS))
+        (re.compile(p), compile_valid(sub, _FAST_FORMATS))
         for p, sub in pattern_props.items())
     compiled_conditions = None
     if all(isinstance(cond, dict) and all(k in _CONDITION_KEYS or k.startswith("x-")
@@ -489,8 +488,8 @@ def load_json(text: str) -> tuple[Any, JsonProblem | None]:
         return None, JsonProblem(f"invalid JSON: {exc}", 1, 1)
 
 
-_JSON_TOKEN = patterns.compile(r'"(?:[^"\\]|\\.)*"|[{}\[\]:,]|[^\s{}\[\]:,"]+')
-_NEWLINE = patterns.compile(r"\r\n|\r|\n")
+_JSON_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[{}\[\]:,]|[^\s{}\[\]:,"]+')
+_NEWLINE = re.compile(r"\r\n|\r|\n")
 
 
 def json_positions(text: str) -> tuple[dict[Path, tuple[int, int]],
@@ -737,7 +736,7 @@ def _check_jsonl(mf: MemFile) -> Iterator[Finding]:
     yield from out.done()
 
 
-_ID_RE = patterns.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
+_ID_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 
 
 def _jsonl_fast_ok(value: dict[str, Any]) -> bool:
