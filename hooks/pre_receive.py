@@ -235,20 +235,7 @@ class Push:
                                      f"({ci.kind}); those reach {ref} only in a push of an apply "
                                      f"pusher ([server] apply_pushers); pusher: {who.name()}",
                                      f"apply:{sha}"))
-            if ci.kind == "maintenance":
-                allowed = [p for p in touched if p.startswith("memory/") or
-                           p == "registry.json"]
-            else:
-                agent = ci.agent or "?"
-                mine = (f"memory/{agent}/",) if ci.kind == "eviction" else \
-                    (f"memory/{agent}/", f"agents/{agent}/_agent.md")
-                allowed = [p for p in touched if p.startswith(mine)]
-                out += self.transitions(sha, parent, touched, "proposal")
-            for path in sorted(set(touched) - set(allowed)):
-                out.append(make("MW501", ERROR, path, 1, 1, f"commit {label} ({ci.kind} of "
-                                f"agent {ci.agent!r}) changes {path}: an apply-made commit "
-                                "may only change its agent's memory folder", f"{sha}:{path}"))
-            return out
+            return out + self.apply_commit_paths(sha, ci, info)
         if ci.kind == "proposal":
             out.append(self.deny(ref, f"commit {label} is a proposal: proposals reach {ref} "
                                  "only through apply, which lands them with their bookkeeping",
@@ -267,6 +254,26 @@ class Push:
                                 "Land the change as a proposal (or a branch that apply lands "
                                 "with --approved-by)."))
         out += self.transitions(sha, parent, touched, "human")
+        return out
+
+    def apply_commit_paths(self, sha: str, ci: CommitInfo, info: dict) -> list[Finding]:
+        """An apply-made commit for agent X changes only X's folder (bookkeeping included)
+        and X's contract status; maintenance changes memory/ and registry.json."""
+        touched = list(info["touched"])
+        out: list[Finding] = []
+        if ci.kind == "maintenance":
+            allowed = [p for p in touched if p.startswith("memory/") or p == "registry.json"]
+        else:
+            agent = ci.agent or "?"
+            mine = (f"memory/{agent}/",) if ci.kind == "eviction" else \
+                (f"memory/{agent}/", f"agents/{agent}/_agent.md")
+            allowed = [p for p in touched if p.startswith(mine)]
+            parent = info["parents"][0] if info["parents"] else None
+            out += self.transitions(sha, parent, touched, "proposal")
+        for path in sorted(set(touched) - set(allowed)):
+            out.append(make("MW501", ERROR, path, 1, 1, f"commit {sha[:12]} ({ci.kind} of "
+                            f"agent {ci.agent!r}) changes {path}: an apply-made commit may "
+                            "only change its agent's memory folder", f"{sha}:{path}"))
         return out
 
     def config_rules(self, ref: str, new: str) -> list[Finding]:
@@ -307,9 +314,19 @@ class Push:
             return [self.deny(ref, f"{ref} shares no history with {self.main_ref}",
                               "unrelated")]
         out: list[Finding] = []
+        seen: list[tuple[str, CommitInfo | None, dict]] = []
         for sha in self.repo.rev_list(f"{base}..{u.new}" if base else u.new):
-            findings, ci, _ = self.commit_findings(sha)
+            findings, ci, info = self.commit_findings(sha)
             out += findings
+            seen.append((sha, ci, info))
+        if who.applier and seen and all(ci is not None and ci.kind in ("applied", "eviction")
+                                        and ci.agent == agent for _, ci, _ in seen):
+            # apply first moves the branch to exactly what lands on main (so a pull request
+            # shows as merged): its own commits, judged as on main
+            for sha, ci, info in seen:
+                out += self.apply_commit_paths(sha, ci, info)  # type: ignore[arg-type]
+            return out
+        for sha, ci, _ in seen:
             if ci is None:
                 continue
             if ci.kind != "proposal":
