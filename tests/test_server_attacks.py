@@ -9,6 +9,7 @@ import json
 from conftest import git
 from test_server_kit import (
     APPLY_ENV,
+    CONFIG,
     FACTS,
     INJECTION,
     commit,
@@ -24,7 +25,6 @@ ALLOW_FEATURE = 'allow_refs = ["refs/heads/feature"]\n'
 
 
 def with_allow(config_extra: str) -> str:
-    from test_server_kit import CONFIG
     return CONFIG.replace("[server]\n", "[server]\n" + config_extra)
 
 
@@ -105,7 +105,7 @@ def test_forged_applied_commit_on_proposal_branch_keeps_path_rules(tmp_path):
     commit(work, {"memory/b/facts.md": "# Facts\n\n- b is mine now\n",
                   "memory/a/meta.json": '{"agentId": "a", "version": 9, '
                                         '"schemaVersion": "1.0"}\n'},
-           APPLIED.replace("Agent-Id: a", "Agent-Id: a"), env=APPLY_ENV)
+           APPLIED, env=APPLY_ENV)
     proc = push(work, "proposals/a/p-1", who="mallory")
     assert proc.returncode == 1
     assert "MW501" in proc.stderr and "MW503" in proc.stderr
@@ -120,7 +120,8 @@ def test_anyone_cannot_veto_a_proposal(tmp_path):
     git(work, "fetch", "-q", "origin")
     proc = memwarden(work, "reject", "p-1", "--reason", "I say so", "--by", "mallory",
                      "--push", "origin", who="mallory")
-    assert "MW508" in proc.stderr + proc.stdout or "not pushed" in proc.stdout
+    assert "lifecycle notes not pushed" in json.loads(proc.stdout)["warning"]
+    assert "MW508" in json.loads(proc.stdout)["warning"]
     assert ref(bare, "refs/notes/memwarden") is None  # the veto never reached the server
     proc = push(work, "refs/notes/memwarden", who="mallory")  # nor by hand
     assert proc.returncode == 1 and "MW508" in proc.stderr
