@@ -1,36 +1,43 @@
-"""Server-side pre-receive hook for self-hosted bare repositories.
+"""Server-side pre-receive hook for self-hosted bare repositories (docs/server-hooks.md).
 
-Protected refs (main) move only by fast-forward, only to commits made by the apply step
-(committer = apply identity, apply trailers) or pushed by a named pusher; every new commit
-must pass its trailers and the file policies. Proposal branches may only touch their own
-agent's memory. Policy comes from the protected branch as it is before the push, so a
-push cannot loosen its own checks. Messages reach the client as `remote:` lines (with
-`GL-HOOK-ERR:` on GitLab); `testing` mode logs what it would reject and accepts.
+Trust model: who pushes comes only from the variable the server sets after it
+authenticated the pusher (`[server] pusher_vars`); commit author and committer fields are
+never evidence. Roles are named by pusher in `[server]`: `apply_pushers` (the CI identity
+that runs apply), `owners` (`allowed_pushers` is an alias) and `[agents.<id>] pushers`.
+Every commit a push adds to a protected ref (old..new), and every commit of a proposal
+branch from its merge base with main, is checked in full whatever other ref already
+holds it. Roles and policy come from main as it is before the push, so a push cannot
+loosen its own checks. Without any owner or apply pusher the hook runs in `testing` mode
+(logs, accepts) and says so on every push. Refusals about who may move which ref are
+MW508 (policies/rules/refs.py).
 """
 
 from __future__ import annotations
 
 import datetime as _dt
+import fnmatch
+import json
 import os
 import re
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
 from memwarden.git.repo import Repo, open_repo
 from memwarden.git.source import TreeSource
-from memwarden.model.config import Config, load_config, load_config_at
-from memwarden.model.errors import MemwardenError
+from memwarden.model.config import CONFIG_NAME, Config, load_config, load_config_at
+from memwarden.model.errors import ConfigError, MemwardenError
 from memwarden.model.findings import ERROR, Finding, make
-from memwarden.model.layout import AGENT_ID_RE, ID_RE
+from memwarden.model.layout import AGENT_ID_RE, APPLY_OWNED_KINDS, ID_RE, classify
 from memwarden.policies.engine import check
 from memwarden.policies.rules.commits import CommitInfo, check_commit, decode_message
 from memwarden.policies.rules.ownership import proposal_path_findings
+from memwarden.policies.rules.transitions import diff_findings
 
-PUSHER_VARS = ("GL_USERNAME", "GITEA_PUSHER_NAME", "REMOTE_USER")
 APPLY_KINDS = ("applied", "eviction", "maintenance")
+NOTES_REF = "refs/notes/memwarden"  # apply/lifecycle.py's ref (the hook does not import apply)
 _ZERO = re.compile(r"^0+$")
 
 
@@ -39,6 +46,27 @@ class Update:
     old: str | None
     new: str | None
     ref: str
+
+
+@dataclass(frozen=True)
+class Roles:
+    """The authenticated pusher and what `[server]` (before the push) lets them do."""
+
+    who: str | None
+    owners: frozenset[str]
+    apply: frozenset[str]
+    note: str = ""  # why `who` is unknown, when it is
+
+    @property
+    def owner(self) -> bool:
+        return self.who is not None and self.who in self.owners
+
+    @property
+    def applier(self) -> bool:
+        return self.who is not None and self.who in self.apply
+
+    def name(self) -> str:
+        return repr(self.who) if self.who is not None else f"unknown ({self.note})"
 
 
 def parse_updates(stream: TextIO) -> list[Update]:
@@ -55,11 +83,30 @@ def parse_updates(stream: TextIO) -> list[Update]:
     return out
 
 
-def pusher() -> str | None:
-    for var in PUSHER_VARS:
-        if os.environ.get(var):
-            return os.environ[var]
-    return None
+def roles(config: Config, environ: Mapping[str, str]) -> Roles:
+    """The pusher from the first configured variable that is set. Two set variables that
+    disagree leave the pusher unknown: one of them was not set by the server."""
+    server = config.data["server"]
+    seen = {var: environ[var] for var in server["pusher_vars"] if environ.get(var)}
+    names = set(seen.values())
+    owners = frozenset(server.get("owners", [])) | frozenset(server.get("allowed_pushers", []))
+    apply = frozenset(server.get("apply_pushers", []))
+    if len(names) == 1:
+        return Roles(names.pop(), owners, apply)
+    note = ("none of " + ", ".join(server["pusher_vars"]) + " is set" if not names else
+            "conflicting " + ", ".join(f"{k}={v!r}" for k, v in seen.items()))
+    return Roles(None, owners, apply, note)
+
+
+def mode_of(config: Config) -> tuple[str, str]:
+    """("enforce" | "testing", why)."""
+    server = config.data["server"]
+    if server.get("mode") == "testing":
+        return "testing", "[server] mode = \"testing\""
+    if not (server.get("owners") or server.get("allowed_pushers") or
+            server.get("apply_pushers")):
+        return "testing", "no [server] owners or apply_pushers are configured on main"
+    return "enforce", ""
 
 
 def server_config(repo: Repo) -> Config:
@@ -68,126 +115,302 @@ def server_config(repo: Repo) -> Config:
     return load_config_at(repo, repo.ref_target(f"refs/heads/{main}"))
 
 
-def _ident(name: str, email: str) -> str:
-    return f"{name} <{email}>"
+class Push:
+    """One push: the updates, the pusher's roles and the policy from main before it."""
 
+    def __init__(self, repo: Repo, config: Config, who: Roles, updates: list[Update],
+                 today: _dt.date) -> None:
+        self.repo, self.config, self.who, self.today = repo, config, who, today
+        server = config.data["server"]
+        self.main_ref = f"refs/heads/{config.data['main_branch']}"
+        self.protected = {f"refs/heads/{b}" for b in server.get("protected", [])}
+        self.protected.add(self.main_ref)
+        self.prefix = "refs/heads/" + config.data["proposal_prefix"]
+        self.updates = updates
+        self.main_tip = repo.ref_target(self.main_ref)  # main after the push, once judged
 
-def _commit_findings(repo: Repo, sha: str, config: Config, today: _dt.date
-                     ) -> tuple[list[Finding], CommitInfo | None, dict]:
-    info = repo.commit_info(sha)
-    label = sha[:12]
-    text, problems = decode_message(info["raw_message"], label)
-    if text is None:
-        return problems, None, info
-    ci = CommitInfo(text, info["touched"], label)
-    findings = problems + check_commit(ci)
-    source = TreeSource(repo, sha)
-    present = [p for p in info["touched"] if source.entry(p) is not None]
-    if present:
-        result = check(source, config, present, cache_dir=None, today=today)
-        findings += [f for f in result.findings if not f.waived]
-    return findings, ci, info
+    def findings(self) -> list[tuple[str, Finding]]:
+        out: list[tuple[str, Finding]] = []
+        # protected refs first: a proposal branch that apply moves onto main in the same
+        # push is judged against main's new tip
+        for u in sorted(self.updates, key=lambda u: u.ref not in self.protected):
+            got = self.check_update(u)
+            out += [(u.ref, f) for f in got]
+            if u.ref == self.main_ref and u.new and not any(f.severity == ERROR for f in got):
+                self.main_tip = u.new
+        return out
 
+    def deny(self, ref: str, msg: str, key: str = "") -> Finding:
+        return make("MW508", ERROR, ref, 1, 1, msg, f"{ref}:{key or msg}",
+                    "See docs/server-hooks.md: who may move which ref.")
 
-def check_update(repo: Repo, u: Update, config: Config, who: str | None,
-                 today: _dt.date) -> list[Finding]:
-    server = config.data["server"]
-    protected = {f"refs/heads/{b}" for b in server.get("protected", [])}
-    protected.add(f"refs/heads/{config.data['main_branch']}")
-    allowed = who is not None and who in server.get("allowed_pushers", [])
-    prefix = "refs/heads/" + config.data["proposal_prefix"]
-    ref = u.ref
+    def check_update(self, u: Update) -> list[Finding]:
+        ref = u.ref
+        if ref in self.protected:
+            return self.check_protected(u)
+        if ref.startswith(self.prefix):
+            return self.check_proposal(u, ref[len(self.prefix):])
+        if ref == NOTES_REF:
+            return self.check_notes(u)
+        if ref.startswith("refs/tags/"):
+            return self.check_tag(u)
+        if any(fnmatch.fnmatchcase(ref, p) for p in self.config.data["server"]["allow_refs"]):
+            return []
+        return [self.deny(ref, f"{ref} is not a ref this repository accepts: only "
+                          f"{self.main_ref}, {self.prefix}<agentId>/<proposalId>, tags of "
+                          f"owners and {NOTES_REF} (add a pattern to [server] allow_refs to "
+                          "accept more)", "ref")]
 
-    def deny(msg: str, rule: str = "MW502") -> list[Finding]:
-        return [make(rule, ERROR, ref, 1, 1, msg, f"{ref}:{msg}")]
+    # -- commits ---------------------------------------------------------------------
 
-    if ref in protected:
+    def commit_findings(self, sha: str) -> tuple[list[Finding], CommitInfo | None, dict]:
+        """MW4xx on the message and every file rule on the files the commit changed, in
+        its own tree, with the policy from main before the push."""
+        repo = self.repo
+        info = repo.commit_info(sha)
+        label = sha[:12]
+        text, problems = decode_message(info["raw_message"], label)
+        if text is None:
+            return problems, None, info
+        ci = CommitInfo(text, info["touched"], label)
+        findings = problems + check_commit(ci)
+        source = TreeSource(repo, sha)
+        present = [p for p in info["touched"] if source.entry(p) is not None]
+        if present:
+            result = check(source, self.config, present, cache_dir=None, today=self.today)
+            findings += [f.replace(message=f"{f.message} (in {label})")
+                         for f in result.findings if not f.waived]
+        return findings, ci, info
+
+    def transitions(self, sha: str, parent: str | None, touched: list[str], actor: str
+                    ) -> list[Finding]:
+        repo = self.repo
+        return diff_findings(touched, lambda p: repo.read_path(parent, p) if parent else None,
+                             lambda p: repo.read_path(sha, p), actor)
+
+    # -- protected refs (main) --------------------------------------------------------
+
+    def check_protected(self, u: Update) -> list[Finding]:
+        ref, who = u.ref, self.who
         if u.new is None:
-            return deny(f"{ref} is protected: it cannot be deleted")
-        if u.old is not None and not repo.is_ancestor(u.old, u.new):
-            return deny(f"{ref} is protected: only fast-forward updates are accepted "
-                        "(history on main is never rewritten; use git revert)")
-        return _check_protected(repo, u, config, who, allowed, today)
-    if ref.startswith(prefix):
+            return [self.deny(ref, f"{ref} is protected: it is never deleted", "delete")]
+        out: list[Finding] = []
+        if not (who.owner or who.applier):
+            out.append(self.deny(ref, f"{ref} moves only by a push of an apply pusher or an "
+                                 f"owner ([server] apply_pushers, owners); pusher: "
+                                 f"{who.name()}", "pusher"))
+        if u.old is not None and not self.repo.is_ancestor(u.old, u.new):
+            out.append(self.deny(ref, f"{ref} is protected: only fast-forward updates are "
+                                 "accepted (history is never rewritten; use git revert)",
+                                 "non-ff"))
+            return out
+        base = u.old
+        if base is None and ref != self.main_ref and self.main_tip is not None:
+            base = self.repo.merge_base(self.main_tip, u.new)
+        commits = self.repo.rev_list(f"{base}..{u.new}" if base else u.new)
+        config_changed = False
+        for sha in commits:
+            findings, ci, info = self.commit_findings(sha)
+            out += findings
+            if len(info["parents"]) > 1:
+                out.append(self.deny(ref, f"commit {sha[:12]} is a merge: {ref}'s history is "
+                                     "linear (rebase onto it instead)", f"merge:{sha}"))
+            if ci is not None:
+                out += self.main_commit_rules(ref, sha, ci, info)
+            config_changed = config_changed or CONFIG_NAME in info["touched"]
+        if config_changed:
+            out += self.config_rules(ref, u.new)
+        return out
+
+    def main_commit_rules(self, ref: str, sha: str, ci: CommitInfo, info: dict
+                          ) -> list[Finding]:
+        """Who may add this kind of commit, and which paths it may change."""
+        who, label = self.who, sha[:12]
+        parent = info["parents"][0] if info["parents"] else None
+        touched = list(info["touched"])
+        out: list[Finding] = []
+        if ci.kind in APPLY_KINDS:
+            if not who.applier:
+                out.append(self.deny(ref, f"commit {label} is an apply-made commit "
+                                     f"({ci.kind}); those reach {ref} only in a push of an apply "
+                                     f"pusher ([server] apply_pushers); pusher: {who.name()}",
+                                     f"apply:{sha}"))
+            return out + self.apply_commit_paths(sha, ci, info)
+        if ci.kind == "proposal":
+            out.append(self.deny(ref, f"commit {label} is a proposal: proposals reach {ref} "
+                                 "only through apply, which lands them with their bookkeeping",
+                                 f"proposal:{sha}"))
+            return out
+        if not who.owner:  # a human edit or a commit outside the governed files
+            out.append(self.deny(ref, f"commit {label} is not apply-made; such commits reach "
+                                 f"{ref} only in a push of an owner ([server] owners); "
+                                 f"pusher: {who.name()}", f"human:{sha}"))
+        for path in touched:
+            fi = classify(path)
+            if fi is not None and fi.kind in APPLY_OWNED_KINDS:
+                out.append(make("MW503", ERROR, path, 1, 1, f"commit {label} is not apply-made "
+                                f"but changes {path.rsplit('/', 1)[-1]}, which only apply "
+                                "writes (meta.json, changelog.md, timeline/)", f"{sha}:{path}",
+                                "Land the change as a proposal (or a branch that apply lands "
+                                "with --approved-by)."))
+        out += self.transitions(sha, parent, touched, "human")
+        return out
+
+    def apply_commit_paths(self, sha: str, ci: CommitInfo, info: dict) -> list[Finding]:
+        """An apply-made commit for agent X changes only X's folder (bookkeeping included)
+        and X's contract status; maintenance changes memory/ and registry.json."""
+        touched = list(info["touched"])
+        out: list[Finding] = []
+        if ci.kind == "maintenance":
+            allowed = [p for p in touched if p.startswith("memory/") or p == "registry.json"]
+        else:
+            agent = ci.agent or "?"
+            mine = (f"memory/{agent}/",) if ci.kind == "eviction" else \
+                (f"memory/{agent}/", f"agents/{agent}/_agent.md")
+            allowed = [p for p in touched if p.startswith(mine)]
+            parent = info["parents"][0] if info["parents"] else None
+            out += self.transitions(sha, parent, touched, "proposal")
+        for path in sorted(set(touched) - set(allowed)):
+            out.append(make("MW501", ERROR, path, 1, 1, f"commit {sha[:12]} ({ci.kind} of "
+                            f"agent {ci.agent!r}) changes {path}: an apply-made commit may "
+                            "only change its agent's memory folder", f"{sha}:{path}"))
+        return out
+
+    def config_rules(self, ref: str, new: str) -> list[Finding]:
+        """The policy that the next push is judged by must load, and must leave an owner."""
+        try:
+            after = load_config_at(self.repo, new)
+        except ConfigError as exc:
+            return [self.deny(ref, f"{exc}: the hook reads its policy from {ref}, so an "
+                              "invalid memwarden.toml would refuse every later push",
+                              "config")]
+        server = after.data["server"]
+        if mode_of(after)[0] == "enforce" and not (server.get("owners") or
+                                                    server.get("allowed_pushers")):
+            return [self.deny(ref, "this memwarden.toml enforces the server rules with no "
+                              "[server] owners: nobody could change the policy again",
+                              "no-owner")]
+        return []
+
+    # -- proposal branches ------------------------------------------------------------
+
+    def check_proposal(self, u: Update, rest: str) -> list[Finding]:
+        ref, who = u.ref, self.who
+        parts = rest.split("/")
+        if len(parts) != 2 or not AGENT_ID_RE.match(parts[0]) or not ID_RE.match(parts[1]):
+            return [make("MW507", ERROR, ref, 1, 1, "proposal branches are named "
+                         f"{self.config.data['proposal_prefix']}<agentId>/<proposalId>", ref)]
+        agent = parts[0]
+        bound = self.config.agent_setting(agent, "pushers") or []
+        if bound and not (who.who in bound or who.owner or who.applier):
+            what = "delete" if u.new is None else "push"
+            return [self.deny(ref, f"only {', '.join(bound)} ([agents.{agent}] pushers), "
+                              f"owners and apply pushers may {what} proposals of {agent!r}; "
+                              f"pusher: {who.name()}", what)]
         if u.new is None:
             return []
-        return _check_proposal_ref(repo, u, config, who, ref[len(prefix):], today)
-    if ref.startswith("refs/tags/"):
-        return _by_policy(server.get("tags", "allow"), ref, allowed)
-    return _by_policy(server.get("other_refs", "allow"), ref, allowed)
+        base = self.repo.merge_base(self.main_tip, u.new) if self.main_tip else None
+        if self.main_tip is not None and base is None:
+            return [self.deny(ref, f"{ref} shares no history with {self.main_ref}",
+                              "unrelated")]
+        out: list[Finding] = []
+        seen: list[tuple[str, CommitInfo | None, dict]] = []
+        for sha in self.repo.rev_list(f"{base}..{u.new}" if base else u.new):
+            findings, ci, info = self.commit_findings(sha)
+            out += findings
+            seen.append((sha, ci, info))
+        if who.applier and seen and all(ci is not None and ci.kind in ("applied", "eviction")
+                                        and ci.agent == agent for _, ci, _ in seen):
+            # apply first moves the branch to exactly what lands on main (so a pull request
+            # shows as merged): its own commits, judged as on main
+            for sha, ci, info in seen:
+                out += self.apply_commit_paths(sha, ci, info)  # type: ignore[arg-type]
+            return out
+        for sha, ci, _ in seen:
+            if ci is None:
+                continue
+            if ci.kind != "proposal":
+                out.append(self.deny(ref, f"commit {sha[:12]} is not a proposal commit "
+                                     f"({ci.kind}): a proposal branch holds only "
+                                     f"'memory-update: {agent} / <runId> / <proposalId>' "
+                                     "commits", f"kind:{sha}"))
+            elif ci.agent not in (None, agent):
+                out.append(make("MW402", ERROR, sha[:12], 1, 1, f"Agent-Id {ci.agent!r} on a "
+                                f"branch of {agent!r}", f"{sha}:{ci.agent}"))
+        touched = self.repo.changed_paths(base, u.new)
+        out += proposal_path_findings(agent, touched, rest)
+        out += self.transitions(u.new, base, touched, "proposal")
+        return out
+
+    # -- tags and notes ---------------------------------------------------------------
+
+    def check_tag(self, u: Update) -> list[Finding]:
+        ref, who = u.ref, self.who
+        if not who.owner:
+            return [self.deny(ref, f"tags are pushed and deleted only by owners ([server] "
+                              f"owners); pusher: {who.name()}", "tag-pusher")]
+        if u.new is None:
+            return []
+        try:
+            sha = self.repo.resolve_commit(u.new)
+        except MemwardenError:
+            return [self.deny(ref, f"{ref} does not point at a commit", "tag-object")]
+        if self.main_tip is not None and self.repo.is_ancestor(sha, self.main_tip):
+            return []  # on main: checked when it got there
+        findings, _, _ = self.commit_findings(sha)
+        result = check(TreeSource(self.repo, sha), self.config, None, cache_dir=None,
+                       today=self.today)
+        return findings + [f.replace(message=f"{f.message} (in {sha[:12]})")
+                           for f in result.findings if not f.waived]
+
+    def check_notes(self, u: Update) -> list[Finding]:
+        ref, who, repo = u.ref, self.who, self.repo
+        if not (who.owner or who.applier):
+            return [self.deny(ref, f"lifecycle notes are pushed only by apply pushers and "
+                              f"owners; pusher: {who.name()}", "notes-pusher")]
+        if u.new is None:
+            return [self.deny(ref, f"{ref} holds the proposals' history: it is never "
+                              "deleted", "delete")]
+        if u.old is not None and not repo.is_ancestor(u.old, u.new):
+            return [self.deny(ref, f"{ref} only moves forward (merge the remote's notes, as "
+                              "`memwarden apply --push` and `reject --push` do)", "non-ff")]
+        out: list[Finding] = []
+        for path in repo.changed_paths(u.old, u.new):
+            before = (repo.read_path(u.old, path) or b"") if u.old else b""
+            after = repo.read_path(u.new, path) or b""
+            old_lines = before.decode("utf-8", "replace").splitlines()
+            new_lines = after.decode("utf-8", "replace").splitlines()
+            if not set(old_lines) <= set(new_lines):
+                out.append(self.deny(ref, f"note {path} loses recorded events: lifecycle "
+                                     "notes are append-only", f"shrink:{path}"))
+            known = set(old_lines)
+            for line in new_lines:
+                if line in known:
+                    continue
+                try:
+                    event = json.loads(line)
+                except ValueError:
+                    continue
+                if not isinstance(event, dict) or event.get("reason") != "rejected_by_owner":
+                    continue
+                if not who.owner:
+                    out.append(self.deny(ref, f"note {path}: only owners record an owner's "
+                                         f"rejection; pusher: {who.name()}", f"veto:{path}"))
+                elif event.get("by") != who.who:
+                    out.append(self.deny(ref, f"note {path}: the rejection is recorded by "
+                                         f"{event.get('by')!r} but pushed by {who.who!r}; "
+                                         f"record it as the pusher (`memwarden reject ... "
+                                         f"--by {who.who}`)", f"by:{path}"))
+        return out
 
 
-def _by_policy(policy: str, ref: str, allowed: bool) -> list[Finding]:
-    if policy == "allow" or (policy == "pushers" and allowed):
-        return []
-    return [make("MW502", ERROR, ref, 1, 1, f"pushes to {ref} are not accepted here "
-                 f"(server policy {policy!r})", ref)]
-
-
-def _check_protected(repo: Repo, u: Update, config: Config, who: str | None, allowed: bool,
-                     today: _dt.date) -> list[Finding]:
-    assert u.new is not None
-    apply_ident = config.data["apply_identity"]
-    out: list[Finding] = []
-    for sha in repo.new_commits(u.new, u.old):
-        findings, ci, info = _commit_findings(repo, sha, config, today)
-        out += findings
-        committer = _ident(*info["committer"][:2])
-        if ci is not None and ci.kind in APPLY_KINDS and committer == apply_ident:
-            continue
-        if not allowed:
-            why = (f"committed by {committer}, not the apply identity {apply_ident}"
-                   if ci is not None and ci.kind in APPLY_KINDS else
-                   "not made by the apply step")
-            out.append(make("MW502", ERROR, u.ref, 1, 1,
-                            f"commit {sha[:12]} is {why}; {u.ref} moves only through apply "
-                            f"or a push by an allowed pusher (pusher: {who or 'unknown'})",
-                            f"{u.ref}:{sha}"))
-    return out
-
-
-def _check_proposal_ref(repo: Repo, u: Update, config: Config, who: str | None, rest: str,
-                        today: _dt.date) -> list[Finding]:
-    assert u.new is not None
-    parts = rest.split("/")
-    if len(parts) != 2 or not AGENT_ID_RE.match(parts[0]) or not ID_RE.match(parts[1]):
-        return [make("MW507", ERROR, u.ref, 1, 1, "proposal branches are named "
-                     f"{config.data['proposal_prefix']}<agentId>/<proposalId>", u.ref)]
-    agent, proposal = parts
-    pushers = config.agent_setting(agent, "pushers")
-    if pushers and who not in pushers:
-        return [make("MW501", ERROR, u.ref, 1, 1, f"only {', '.join(pushers)} may push "
-                     f"proposals of {agent!r} (pusher: {who or 'unknown'})", u.ref)]
-    out: list[Finding] = []
-    apply_ident = config.data["apply_identity"]
-    by_apply = True
-    for sha in repo.new_commits(u.new, u.old):
-        findings, ci, info = _commit_findings(repo, sha, config, today)
-        out += findings
-        if ci is not None and ci.kind == "proposal" and ci.agent not in (None, agent):
-            out.append(make("MW402", ERROR, sha[:12], 1, 1, f"Agent-Id {ci.agent!r} on a "
-                            f"branch of {agent!r}", f"{sha}:{ci.agent}"))
-        if ci is None or ci.kind not in APPLY_KINDS or \
-                _ident(*info["committer"][:2]) != apply_ident:
-            by_apply = False
-    if not by_apply:
-        # Apply updates a proposal branch to exactly what lands on main (bookkeeping
-        # included) so the pull request shows as merged; only then are apply-owned files
-        # on the branch legitimate.
-        main = repo.ref_target(f"refs/heads/{config.data['main_branch']}")
-        base = repo.merge_base(main, u.new) if main else None
-        touched = repo.changed_paths(base, u.new)
-        out += proposal_path_findings(agent, touched, proposal)
-    return out
-
-
-def render_for_client(findings: Sequence[Finding], ref_of: dict[int, str], gitlab: bool) -> str:
+def render_for_client(findings: Sequence[tuple[str, Finding]], gitlab: bool) -> str:
+    """One line a finding; a finding about the ref itself names the ref once."""
     prefix = "GL-HOOK-ERR: " if gitlab else ""
     lines = []
-    for i, f in enumerate(findings):
-        where = ref_of.get(i, "")
-        lines.append(f"{prefix}memwarden: {where}: {f.path}:{f.line}:{f.col}: {f.rule} "
-                     f"{f.message}")
+    for ref, f in findings:
+        where = "" if f.path == ref else f"{f.path}:{f.line}:{f.col}: "
+        lines.append(f"{prefix}memwarden: {ref}: {where}{f.rule} {f.message}")
     return "\n".join(lines) + ("\n" if lines else "")
 
 
@@ -197,25 +420,23 @@ def main(argv: Sequence[str] | None = None, stdin: TextIO | None = None) -> int:
         raise MemwardenError("pre-receive: not inside a git repository")
     config = server_config(repo)
     updates = parse_updates(stdin or sys.stdin)
-    who = pusher()
-    today = _dt.date.today()
-    findings: list[Finding] = []
-    ref_of: dict[int, str] = {}
-    for u in updates:
-        for f in check_update(repo, u, config, who, today):
-            ref_of[len(findings)] = u.ref
-            findings.append(f)
-    errors = [i for i, f in enumerate(findings) if f.severity == ERROR]
+    who = roles(config, os.environ)
+    push = Push(repo, config, who, updates, _dt.date.today())
+    findings = push.findings()
+    errors = sum(1 for _, f in findings if f.severity == ERROR)
     gitlab = bool(os.environ.get("GL_ID") or os.environ.get("GL_USERNAME"))
-    sys.stderr.write(render_for_client(findings, ref_of, gitlab))
+    sys.stderr.write(render_for_client(findings, gitlab))
+    mode, why = mode_of(config)
+    if mode == "testing":
+        verdict = f"would reject this push ({errors} error(s)); " if errors else ""
+        sys.stderr.write(f"memwarden: testing mode ({why}): {verdict}accepted; findings are "
+                         "only logged until owners/apply_pushers are configured "
+                         "(docs/server-hooks.md)\n")
+        return 0
     if not errors:
         return 0
-    if config.data["server"].get("mode") == "testing":
-        sys.stderr.write(f"memwarden: testing mode: would reject this push ({len(errors)} "
-                         "error(s)); accepted\n")
-        return 0
-    sys.stderr.write(f"memwarden: push rejected ({len(errors)} error(s)); see "
-                     "`memwarden rule MWxxx`\n")
+    sys.stderr.write(f"memwarden: push rejected ({errors} error(s)); `memwarden rule MWxxx` "
+                     "explains each rule\n")
     return 1
 
 
@@ -239,3 +460,29 @@ def install(bare: Path, force: bool = False) -> Path:
     hook.write_text(HOOK_SCRIPT.format(python=sys.executable), "utf-8")
     hook.chmod(0o755)
     return hook
+
+
+def next_steps(bare: Path) -> str:
+    """What the installer prints: the mode the hook runs in now and what to configure."""
+    repo = open_repo(bare)
+    try:
+        config = server_config(repo) if repo is not None else load_config(None, None)
+    except ConfigError as exc:
+        return f"warning: memwarden.toml on main is invalid ({exc}): every push is refused " \
+               "until it is fixed on the server"
+    mode, why = mode_of(config)
+    server = config.data["server"]
+    owners = sorted(set(server.get("owners", [])) | set(server.get("allowed_pushers", [])))
+    lines = [f"mode: {mode}" + (f" ({why}): pushes are checked and logged, never refused"
+                                if mode == "testing" else "")]
+    lines.append(f"pusher identity from: {', '.join(server['pusher_vars'])} (set "
+                 "[server] pusher_vars to the one variable your server sets)")
+    lines.append(f"owners: {', '.join(owners) or '(none)'}; apply pushers: "
+                 f"{', '.join(server.get('apply_pushers', [])) or '(none)'}")
+    if mode == "testing":
+        lines.append("next: commit to main a memwarden.toml with\n  [server]\n"
+                     "  owners = [\"<your login on this server>\"]\n"
+                     "  apply_pushers = [\"<the CI account that runs memwarden apply>\"]\n"
+                     "and push it as that owner; the hook enforces from then on "
+                     "(docs/server-hooks.md)")
+    return "\n".join(lines)

@@ -18,7 +18,7 @@ META = "meta"  # produced by the engine itself (e.g. expired waivers); no check 
 COMMIT = "commit"  # produced by commit/trailer checks (later issues)
 
 FAMILIES = ("limits", "structure", "injection", "paths", "commits", "ownership",
-            "transitions")
+            "transitions", "refs")
 # The families that register FILE or TREE rules (what `memwarden check` runs); the others
 # only hold commit and transition rules, which a check need not import (~3 ms of a hook).
 # tests/test_check_single_fast.py proves every FILE/TREE rule and tree part lives here.

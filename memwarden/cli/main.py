@@ -160,10 +160,11 @@ def hook_pre_receive() -> None:
               "memwarden's (kept as pre-receive.bak).")
 def install_server_hooks(bare_repo: str, force: bool) -> None:
     """Install the memwarden pre-receive hook into a bare repository."""
-    from memwarden.hooks.pre_receive import install
+    from memwarden.hooks.pre_receive import install, next_steps
 
     hook = install(Path(bare_repo), force)
     click.echo(f"installed {hook}")
+    click.echo(next_steps(Path(bare_repo)))
 
 
 @cli.command("check-commits")

@@ -36,7 +36,8 @@ def proposal_path_findings(agent: str, touched: Iterable[str], label: str) -> li
 
 register(Rule(
     "MW501", "foreign-path", ERROR,
-    "A proposal touches a path outside its own agent's memory folder.",
+    "A proposal (or an apply-made commit for it) touches a path outside its own agent's "
+    "memory folder.",
     "Agents are isolated: one agent's run must never rewrite another agent's memory, the "
     "agent contracts, logic or the policy config.",
     "proposals/a/p-1 changes memory/b/facts.md or memwarden.toml",
@@ -44,7 +45,8 @@ register(Rule(
     COMMIT, None, None, "Propose only memory/<your agent>/ changes."))
 register(Rule(
     "MW503", "apply-owned-file", ERROR,
-    "A proposal writes meta.json, changelog.md or timeline/, which only apply writes.",
+    "A proposal or a human edit writes meta.json, changelog.md or timeline/, which only "
+    "apply writes.",
     "Bookkeeping must reflect what apply actually did; a proposal that writes it could claim "
     "a version or history that never happened.",
     "proposal diff: memory/a/meta.json version 7 -> 99",
