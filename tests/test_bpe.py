@@ -288,7 +288,8 @@ def test_one_file_check_counts_without_building_tiktoken(tmp_path):
 
     root = make_repo(tmp_path, {"memory/a/facts.md": "# Facts: a\n\n## Domain\n- x\n"})
     (root / "memory/a/facts.md").write_text("# Facts: a\n\n## Domain\n- Агент зберігає факти\n")
-    probe = ("import sys\nfrom memwarden.__main__ import main\nfrom memwarden.tokens import counter as tokens\n"
+    probe = ("import sys\nfrom memwarden.__main__ import main\n"
+             "from memwarden.tokens import counter as tokens\n"
              "code = main(['check', 'memory/a/facts.md'])\n"
              "print('BUILT', sorted(tokens._encoders), 'PURE', sorted(tokens._pure))\n"
              "sys.exit(code)\n")
