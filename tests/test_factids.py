@@ -40,3 +40,23 @@ def test_resolve_names_facts_by_full_id_or_word_only():
     assert resolve(["ffffffffff", "not-a-word", ""], [a, b]) == set()
     assert word_of("XYZ") == "" and word_of("0123") == ""
     assert split_cited("a1, b2 c3,,d4\n") == ["a1", "b2", "c3", "d4"]
+
+
+def test_remove_entry_and_read_speak_the_same_short_ids(tmp_path, mw):
+    """The id `read` shows for a fact is what propose's remove_entry takes."""
+    import json
+
+    from conftest import git, make_repo
+
+    facts = "# Facts: a\n\n## Domain\n- MinIO keeps versions\n- notes are Markdown\n"
+    root = make_repo(tmp_path, {"memory/a/facts.md": facts, "memory/a/meta.json":
+                                '{"agentId": "a", "version": 1, "schemaVersion": "1.0"}\n'})
+    code, out, err = mw(root, "read", "a", "--mode", "wide")
+    first = json.loads(out)["meta"]["factIds"].split()[0]
+    req = tmp_path / "req.json"
+    req.write_text(json.dumps({"agentId": "a", "runId": "run_1", "updates": [
+        {"file": "facts.md", "operation": "remove_entry", "entryId": first}]}))
+    code, out, err = mw(root, "propose", str(req))
+    assert code == 0, err
+    text = git(root, "show", f"{json.loads(out)['branch']}:memory/a/facts.md")
+    assert "MinIO" not in text and "notes are Markdown" in text
