@@ -19,7 +19,8 @@ Targets (issue 20): hot set >= 95%, last 10 runs 100%, never over a limit.
 `--evictor oldest` is the baseline, built here and not in the product: the same apply with
 memwarden's notion of use switched off (no Facts-Used, no line times: every fact counts as
 unused, so eviction goes oldest first in file order, and a proposal's citations protect
-nothing). `both` (default) runs the two on identical inputs. JSON: bench/out/memory_quality.json.
+nothing). `both` (default) runs the two on identical inputs, each in its own process.
+JSON: bench/out/memory_quality.json (or --json PATH); exit 1 when lru misses a target.
 """
 
 from __future__ import annotations
@@ -219,6 +220,8 @@ def main() -> int:
     ap.add_argument("--background", type=int, default=40, help="day-0 facts besides the hot")
     ap.add_argument("--evictor", choices=("lru", "oldest", "both"), default="both")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--json", type=Path, default=OUT / "memory_quality.json",
+                    help="where to write the rows (default bench/out/memory_quality.json)")
     args = ap.parse_args()
     evictors = ["lru", "oldest"] if args.evictor == "both" else [args.evictor]
     rows = []
@@ -243,8 +246,8 @@ def main() -> int:
               f"{'never' if not r['overLimitCount'] else r['overLimitCount']} | "
               f"{r['worstLayer1Ratio']:.1%} | {r['evictionCommits']} | {r['factsEvicted']} | "
               f"{r['seconds']} |")
-    OUT.mkdir(exist_ok=True)
-    (OUT / "memory_quality.json").write_text(json.dumps(rows, indent=2) + "\n")
+    args.json.parent.mkdir(parents=True, exist_ok=True)
+    args.json.write_text(json.dumps(rows, indent=2) + "\n")
     lru = next((r for r in rows if r["evictor"] == "lru"), None)
     if lru is None:
         return 0
@@ -264,6 +267,7 @@ def _one() -> None:
                           ("--new", 3), ("--background", 40), ("--seed", 0)):
         ap.add_argument(name, type=int, default=default)
     ap.add_argument("--evictor", default="both")
+    ap.add_argument("--json", default="")
     print(json.dumps(simulate(ap.parse_args(), ev)))
 
 
