@@ -192,7 +192,7 @@ def fact_usage(repo: Repo, main: str, agent: str) -> dict[str, float]:
     for f in facts:
         if 0 < f.line <= len(times):
             used[f.id] = float(max(times[f.line - 1:f.end_line]))
-    wanted = set(used)
+    wanted = factids.names(used)
     for sha, raw in repo.first_parent_log(main, limit=5000):
         if b"Facts-Used" not in raw:
             continue

@@ -17,7 +17,6 @@ from collections.abc import Iterable, Sequence
 from memwarden.model.factwords import WORDS
 
 _FULL_RE = re.compile(r"[0-9a-f]{10}")
-_INDEX = {w: i for i, w in enumerate(WORDS)}
 
 
 def word_of(fact_id: str) -> str:
@@ -34,12 +33,24 @@ def short_ids(ids: Sequence[str]) -> list[str]:
     return [w if w and seen[w] == 1 else i for i, w in zip(ids, words, strict=True)]
 
 
-def resolve(cited: Iterable[str], ids: Iterable[str]) -> set[str]:
-    """The ids among `ids` that the cited ids (full ids or words) name. A word names every
-    fact with that word: a citation is never lost, at worst one more fact counts as used."""
-    cited = {c.strip() for c in cited if c.strip()}
-    words = {c for c in cited if c in _INDEX}
-    return {i for i in ids if i in cited or (words and word_of(i) in words)}
+def names(ids: Iterable[str]) -> dict[str, set[str]]:
+    """Every name a fact can be cited by (its full id, its word) -> the ids it names; build
+    once, look up per citation (a history walk meets thousands of trailers)."""
+    out: dict[str, set[str]] = {}
+    for i in ids:
+        out.setdefault(i, set()).add(i)
+        w = word_of(i)
+        if w:
+            out.setdefault(w, set()).add(i)
+    return out
+
+
+def resolve(cited: Iterable[str], ids: Iterable[str] | dict[str, set[str]]) -> set[str]:
+    """The ids among `ids` (or a `names` map) that the cited ids (full ids or words) name.
+    A word names every fact with that word: a citation is never lost, at worst one more
+    fact counts as used."""
+    table = ids if isinstance(ids, dict) else names(ids)
+    return {i for c in cited for i in table.get(c.strip(), ())}
 
 
 def split_cited(value: str) -> list[str]:
