@@ -1,11 +1,12 @@
 """Eviction: bring an agent's Layer 1 back under its HARD limits before a proposal lands.
 
 Facts go least recently used first, where "used" comes only from git: the last change of
-the fact's line (blame) and the latest `Facts-Used` trailer naming it. Facts under a
+the fact's line (blame) and the latest `Facts-Used` trailer naming it (full or short id,
+model/factids.py); the facts the proposal itself cites are in use at its time. Facts under a
 Deprecated section go first, then facts unused for longer than `stale_fact_age` days, then
 the oldest. Open loops: closed loops older than `closed_loops` days are dropped, then low
 priority loops open longer than `frozen_loop_age` days are frozen into decisions.md.
-Entries the proposal touches are never evicted; eviction stops at the low-water mark
+Entries the proposal touches or cites are never evicted; eviction stops at the low-water mark
 (`low_water_ratio` of the limit) so every apply does not evict again. Pure functions: the
 clock and the usage map are parameters.
 """
@@ -16,6 +17,7 @@ import datetime as _dt
 from dataclasses import dataclass
 
 from memwarden.git.repo import Repo
+from memwarden.model import factids
 from memwarden.model.config import Config
 from memwarden.model.entries import parse_facts, parse_loops
 from memwarden.model.layout import LAYER1
@@ -179,7 +181,7 @@ class EvictionPlan:
 
 def fact_usage(repo: Repo, main: str, agent: str) -> dict[str, float]:
     """When each fact was last used, from git only: the last change of its line, and the
-    newest Facts-Used trailer of this agent naming it."""
+    newest Facts-Used trailer of this agent naming it (by full id or short id)."""
     path = f"memory/{agent}/facts.md"
     data = repo.read_path(main, path)
     used: dict[str, float] = {}
@@ -190,19 +192,39 @@ def fact_usage(repo: Repo, main: str, agent: str) -> dict[str, float]:
     for f in facts:
         if 0 < f.line <= len(times):
             used[f.id] = float(max(times[f.line - 1:f.end_line]))
-    wanted = set(used)
+    wanted = factids.names(used)
     for sha, raw in repo.first_parent_log(main, limit=5000):
         if b"Facts-Used" not in raw:
             continue
-        text = raw.decode("utf-8", "replace")
-        tr = {t.key.lower(): t.value for t in parse_trailers(text)}
+        tr = _trailers(raw)
         if tr.get("agent-id") != agent:
             continue
         when = float(repo.commit_time(sha))
-        for fid in (x.strip() for x in tr.get("facts-used", "").split(",")):
-            if fid in wanted and used.get(fid, 0.0) < when:
+        for fid in factids.resolve(factids.split_cited(tr.get("facts-used", "")), wanted):
+            if used.get(fid, 0.0) < when:
                 used[fid] = when
     return used
+
+
+def _trailers(raw: bytes) -> dict[str, str]:
+    return {t.key.lower(): t.value for t in parse_trailers(raw.decode("utf-8", "replace"))}
+
+
+def cited_facts(repo: Repo, base: str, head: str, agent: str, facts_text: str) -> set[str]:
+    """Ids of the facts in `facts_text` that the proposal's commits (base..head) cite in
+    `Facts-Used`: the facts its run relied on, in use at the proposal's time."""
+    cited: list[str] = []
+    for sha in repo.rev_list(f"{base}..{head}"):
+        raw = repo.commit_message(sha)
+        if b"Facts-Used" not in raw:
+            continue
+        tr = _trailers(raw)
+        if tr.get("agent-id") in (None, agent):
+            cited += factids.split_cited(tr.get("facts-used", ""))
+    if not cited:
+        return set()
+    facts, _ = parse_facts(split_lines(facts_text))
+    return factids.resolve(cited, {f.id for f in facts})
 
 
 def _ids_touched(repo: Repo, base: str, head: str, path: str, kind: str) -> set[str]:
@@ -263,10 +285,15 @@ def plan_eviction(repo: Repo, config: Config, main: str, base: str, head: str, a
     facts_limit = min(config.limit("facts", agent),
                       total_limit - sizes["snapshot.md"] - sizes["open_loops.md"])
     if facts_limit > 0:
+        # Facts the proposal cites are in use now: never evicted for it, last use refreshed.
+        cited = cited_facts(repo, base, head, agent, files["facts.md"])
+        usage = fact_usage(repo, main, agent)
+        for fid in cited:
+            usage[fid] = max(usage.get(fid, 0.0), now.timestamp())
         _, facts_out = evict_facts(
-            files["facts.md"], _ids_touched(repo, base, head, f"{root}/facts.md", "facts"),
-            fact_usage(repo, main, agent), now, facts_limit, ratio, ret["stale_fact_age"],
-            enc)
+            files["facts.md"],
+            _ids_touched(repo, base, head, f"{root}/facts.md", "facts") | cited,
+            usage, now, facts_limit, ratio, ret["stale_fact_age"], enc)
         if facts_out:
             commits.append((_evict_message(agent, "facts", facts_out), {
                 f"{root}/facts.md": remove_entries(main_text["facts.md"], "facts",

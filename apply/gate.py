@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from memwarden.apply import evict
-from memwarden.git.repo import Repo, diff_bytes
+from memwarden.git.repo import Repo, diff_bytes, patch_bytes
 from memwarden.git.source import TreeSource
 from memwarden.model.config import Config, load_config_at
 from memwarden.model.errors import MemwardenError
@@ -39,7 +39,8 @@ class GateResult:
     auto_reasons: list[str]
     eviction_preview: list[dict[str, Any]] = field(default_factory=list)
     tokens: dict[str, dict[str, int | None]] = field(default_factory=dict)
-    diff_bytes: int = 0
+    diff_bytes: int = 0  # bytes of added plus removed lines (what max_auto_diff_bytes bounds)
+    patch_bytes: int = 0  # the whole `git diff` patch, headers and context included
 
     @property
     def verdict(self) -> str:
@@ -52,7 +53,7 @@ class GateResult:
                 "decision": ("auto_approved" if self.verdict == "pass" and self.auto_eligible
                              else "needs_human_review" if self.verdict == "pass" else "rejected"),
                 "eviction_preview": self.eviction_preview, "tokens": self.tokens,
-                "diffBytes": self.diff_bytes}
+                "diffBytes": self.diff_bytes, "patchBytes": self.patch_bytes}
 
 
 def agent_of(ref: str, config: Config, infos: list[CommitInfo]) -> str | None:
@@ -69,10 +70,11 @@ def agent_of(ref: str, config: Config, infos: list[CommitInfo]) -> str | None:
 def gate(repo: Repo, ref: str, base: str, config_path: str | None = None,
          today: _dt.date | None = None, preview: bool = True,
          merge_base: str | None = None, disk_cache: bool = True) -> GateResult:
-    """`preview=False` skips the eviction preview (apply plans the real eviction itself);
-    `merge_base` spares a caller that knows it a second history walk; `disk_cache=False`
-    skips reading and rewriting the .git/memwarden caches (apply gates a batch of
-    proposals whose blobs are new anyway: 4 ms a proposal of cache I/O for nothing)."""
+    """`preview=False` skips the eviction preview and the patch size (apply plans the real
+    eviction itself and reports neither); `merge_base` spares a caller that knows it a
+    second history walk; `disk_cache=False` skips reading and rewriting the
+    .git/memwarden caches (apply gates a batch of proposals whose blobs are new anyway:
+    4 ms a proposal of cache I/O for nothing)."""
     head = repo.resolve_commit(ref)
     base_tip = repo.resolve_commit(base)
     config = load_config_at(repo, base_tip, config_path)
@@ -121,7 +123,8 @@ def gate(repo: Repo, ref: str, base: str, config_path: str | None = None,
     nbytes = diff_bytes(repo, mb, head)
     eligible, reasons = auto_approve(config, agent, changed, findings, nbytes, priority)
     return GateResult(sorted(findings, key=lambda f: (f.path, f.line, f.col, f.rule)), files,
-                      agent, eligible, reasons, evictions, tokens, nbytes)
+                      agent, eligible, reasons, evictions, tokens, nbytes,
+                      patch_bytes(repo, mb, head) if preview else 0)
 
 
 def auto_approve(config: Config, agent: str | None, changed: list[str],
@@ -135,7 +138,8 @@ def auto_approve(config: Config, agent: str | None, changed: list[str],
         reasons.append("changes memwarden.toml (policy changes always need a human)")
     limit = config.data["max_auto_diff_bytes"]
     if nbytes > limit:
-        reasons.append(f"diff is {nbytes} bytes, over max_auto_diff_bytes {limit}")
+        reasons.append(f"changes {nbytes} bytes (added plus removed lines), over "
+                       f"max_auto_diff_bytes {limit}")
     if any(f.rule.startswith("MW3") and not f.waived for f in findings):
         reasons.append("has prompt-injection findings (MW3xx)")
     if priority != "normal":

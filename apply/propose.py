@@ -21,6 +21,7 @@ from memwarden.git.repo import Repo, Writer, diff_bytes
 from memwarden.model.config import Config
 from memwarden.model.entries import parse_facts, parse_loops
 from memwarden.model.errors import MemwardenError
+from memwarden.model.factids import word_of
 from memwarden.model.layout import AGENT_ID_RE, APPLY_OWNED_KINDS, ID_RE, classify
 from memwarden.model.memfile import split_lines
 
@@ -256,7 +257,11 @@ def _remove_entry(text: str, update: dict[str, Any], i: int, kind: str) -> str:
     lines = split_lines(text)
     if kind == "facts":
         facts, _ = parse_facts(lines)
-        spans = [(f.line, f.end_line) for f in facts if f.id == entry_id]
+        spans = [(f.line, f.end_line) for f in facts if f.id == entry_id] or [
+            (f.line, f.end_line) for f in facts if word_of(f.id) == entry_id]  # a short id
+        if len(spans) > 1:
+            raise MemwardenError(f"updates[{i}]: fact id {entry_id} names {len(spans)} "
+                                 "facts; use the full id")
     elif kind == "open_loops":
         loops, _ = parse_loops(lines)
         spans = [(lp.line, lp.line) for lp in loops if lp.id == entry_id]

@@ -152,3 +152,87 @@ def test_github_outputs_and_summary(repo, mw, tmp_path, monkeypatch):
     assert "## memwarden gate: FAIL — rejected" in summary.read_text()
     assert "| facts.md |" in summary.read_text()
     assert json.loads((tmp_path / "g.sarif").read_text())["version"] == "2.1.0"
+
+
+UK_FACTS = ("# Факти: violin\n\n## Домен\n"
+            "- [2026-01-14] Архів містить 1 284 нотатки з методики гри на скрипці, 212 з них "
+            "мають аудіо.\n"
+            "- Вправи Шевчика, ор. 8, лежать у `technique/shifting/`.\n"
+            "- Соната № 2 Ізаї цитує Dies irae; нотатки згадують це в 14 місцях.\n\n"
+            "## Технічні знання\n"
+            "- `read-notes` повертає не більше 50 нотаток за виклик; пагінація — "
+            "`?page=2&per_page=50`.\n"
+            "- Пошук у NotebookLM: блокнот `nb_abc123`, мова відповіді — українська.\n")
+UK_LOOPS = ("# Відкриті петлі: violin\n\n## Критичні\n"
+            "- [ ] loop_0031: аудіопосилання 2019 року повертають 404 (opened 2026-02-26, "
+            "priority high)\n\n## Очікування\n"
+            "- [ ] loop_0032: підтвердження від Олени щодо назв тегів vibrato (opened "
+            "2026-02-24)\n"
+            "- [ ] loop_0033: дізнатися, чи можна пропускати нотатки без тексту (лише аудіо) "
+            "(opened 2026-02-27)\n")
+
+
+def _changed_line_bytes(patch: bytes) -> int:
+    """Added plus removed lines of a `git diff` patch, without headers or the +/- mark."""
+    total, in_hunk = 0, False
+    for line in patch.splitlines(keepends=True):
+        if line.startswith(b"diff --git"):
+            in_hunk = False
+        elif line.startswith(b"@@"):
+            in_hunk = True
+        elif in_hunk and line[:1] in (b"+", b"-"):
+            total += len(line) - 1
+    return total
+
+
+def test_ukrainian_fact_and_closed_loop_is_auto_approved_by_changed_bytes(tmp_path, mw):
+    """Issue 20: the ordinary proposal, one fact appended and one loop closed, in
+    Ukrainian, is auto-approved under the default config: max_auto_diff_bytes bounds the
+    bytes of added plus removed lines, not the whole patch with headers and context."""
+    root = make_repo(tmp_path, {"memory/violin/facts.md": UK_FACTS,
+                                "memory/violin/open_loops.md": UK_LOOPS,
+                                "memory/violin/meta.json": '{"agentId": "violin", "version": '
+                                                           '3, "schemaVersion": "1.0"}\n'})
+    req = tmp_path / "req.json"
+    req.write_text(json.dumps({
+        "agentId": "violin", "runId": "run_2026-02-28_1000", "proposalId": "p-uk-1",
+        "updates": [
+            {"file": "facts.md", "operation": "append", "section": "Домен",
+             "content": "Етюд Крейцера № 2 — стандартна вправа на штрихи; варіанти описано "
+                        "в `etudes/kreutzer-2.md`, а аудіо до них лежить у `audio/kreutzer/`."},
+            {"file": "open_loops.md", "operation": "close", "loopId": "loop_0031",
+             "resolution": "посилання 2019 року перенесено на новий медіасервер, усі "
+                           "відкриваються"}],
+        "reasoning": "Під час прогону каталогу знайшли варіанти етюду й полагодили посилання",
+        "factsUsed": []}, ensure_ascii=False))
+    code, out, err = mw(root, "propose", str(req), "--now", "2026-02-28T10:00:00Z")
+    assert code == 0, err
+    prop = json.loads(out)
+    code, doc = gate_json(mw, root, prop["branch"])
+    assert code == 0, doc["findings"]
+    patch = subprocess.run(["git", "diff", "--no-color", "--no-ext-diff", "main",
+                            prop["branch"]], cwd=root, capture_output=True, check=True,
+                           env={**os.environ, **GIT_ENV}).stdout
+    assert doc["diffBytes"] == _changed_line_bytes(patch) == prop["diffBytes"]
+    assert doc["patchBytes"] > 1024  # the whole patch: this used to need a human
+    assert doc["diffBytes"] <= 1024
+    assert doc["decision"] == "auto_approved", doc["auto_approve"]
+    print(f"\nUkrainian fact + closed loop: diffBytes {doc['diffBytes']}, "
+          f"patchBytes {doc['patchBytes']}")
+
+
+def test_changed_bytes_count_removed_lines_and_modes(repo, mw):
+    """Removing a line is a change as big as the line; a mode change counts its two
+    mode lines, so nothing a proposal does is free."""
+    ref = branch(repo, "p-12", {"memory/a/facts.md": "# Facts: a\n\n## Domain\n"})
+    code, doc = gate_json(mw, repo, ref)
+    assert doc["diffBytes"] == len("- one fact\n")
+    (repo / "memory/a/facts.md").chmod(0o755)
+    git(repo, "checkout", "-q", "-b", "proposals/a/p-13", "main")
+    (repo / "memory/a/facts.md").chmod(0o755)
+    git(repo, "add", "-A")
+    subprocess.run(["git", "commit", "-qm", MSG.format(pid="p-13", prio="normal")],
+                   cwd=repo, check=True, env={**os.environ, **GIT_ENV})
+    git(repo, "checkout", "-q", "main")
+    code, doc = gate_json(mw, repo, "proposals/a/p-13")
+    assert doc["diffBytes"] == 32 and doc["patchBytes"] > 32

@@ -17,6 +17,7 @@ from memwarden.git import repo as repo_module
 from memwarden.git.repo import open_repo
 from memwarden.model.entries import parse_facts
 from memwarden.model.errors import MemwardenError
+from memwarden.model.factids import resolve, short_ids
 from memwarden.read.budget import serialize, split_keepends
 from memwarden.read.reader import MODE_BUDGETS, read_memory, render_markdown
 from memwarden.tokens.counter import count_text, get_encoder
@@ -148,7 +149,9 @@ def test_wide_has_facts_ids_and_last_five_decisions_by_date(repo, mw):
     assert dec.startswith("# Decisions: a\n\n## 2026-02-03")
     assert doc["meta"]["decisionsTotal"] == 7
     facts, _ = parse_facts(FACTS.splitlines())
-    assert doc["meta"]["factIds"] == [f.id for f in facts] and len(facts) == 4
+    assert doc["meta"]["factIds"] == " ".join(short_ids([f.id for f in facts]))
+    assert len(facts) == 4 and resolve(doc["meta"]["factIds"].split(),
+                                       [f.id for f in facts]) == {f.id for f in facts}
     assert doc["content"]["facts.md"] == FACTS
     assert doc["tokenCount"] == exact(out) <= 13_000
 
@@ -223,7 +226,7 @@ def test_budget_truncates_at_entry_boundaries_in_priority_order(repo, mw):
         assert doc["content"][name].endswith("\n")  # whole lines only
     if "facts.md" in names:
         kept, _ = parse_facts(doc["content"]["facts.md"].splitlines())
-        assert doc["meta"]["factIds"] == [f.id for f in kept]
+        assert doc["meta"]["factIds"] == " ".join(short_ids([f.id for f in kept]))
 
 
 def test_decisions_keep_the_newest_first_when_cut(repo):
@@ -447,7 +450,11 @@ def test_budget_is_never_exceeded_and_count_is_exact(tmp_path_factory, files, mo
     if "facts.md" in doc["content"]:
         kept, _ = parse_facts([ln.rstrip("\r\n") for ln in
                                split_keepends(doc["content"]["facts.md"])])
-        assert doc["meta"]["factIds"] == [f.id for f in kept]
+        every, _ = parse_facts([ln.rstrip("\r\n") for ln in
+                                split_keepends(files["memory/a/facts.md"])])
+        short = dict(zip([f.id for f in every], short_ids([f.id for f in every]),
+                         strict=True))
+        assert doc["meta"]["factIds"] == " ".join(short[f.id] for f in kept)
 
 
 # --------------------------------------------------------------------------- git cat-file
@@ -545,3 +552,77 @@ def test_meta_text_utf8_cannot_carry_is_left_out(tmp_path, mw):
     doc, out = read_json(mw, root, "a")
     assert "lastRunId" not in doc["meta"] and doc["meta"]["lastUpdate"] == "2026-02-17"
     assert doc["version"] == 2 and doc["tokenCount"] == exact(out)
+
+
+# --------------------------------------------------------------------------- near the limits
+
+WORDS_UK = ("архів нотатка скрипка етюд тег аудіо каталог джерело власник перевірка імпорт "
+            "посилання вправа соната штрих тиждень відповідь пошук блокнот").split()
+WORDS_EN = ("archive note violin etude tag audio catalogue source owner review import link "
+            "exercise sonata bowing weekly answer search notebook shelf").split()
+
+
+def _filler(prefix: str, n_tokens: int, line: callable) -> str:
+    """Lines from `line(i)` after `prefix` until just under n_tokens (cl100k_base)."""
+    out, i = prefix, 0
+    while True:
+        nxt = out + line(i)
+        if count_text(nxt, "cl100k_base") > n_tokens:
+            return out
+        out, i = nxt, i + 1
+
+
+def _sentence(i: int, words: list[str], n: int) -> str:
+    return " ".join(words[(i * 7 + k * 3) % len(words)] for k in range(n))
+
+
+def near_limit_files() -> dict[str, str]:
+    """An agent whose Layer 1 is just under its HARD limits (snapshot 2,000, open loops
+    2,000, facts 8,000, total 12,000) with seven decisions, half Ukrainian."""
+    words = [WORDS_UK, WORDS_EN]
+    snap = _filler("# Snapshot: a\n\n## Context\n", 1_950,
+                   lambda i: f"- {_sentence(i, words[i % 2], 12)}\n")
+    loops = _filler("# Open Loops: a\n\n## Open\n", 1_950,
+                    lambda i: f"- [ ] loop_{i:03d}: {_sentence(i, words[i % 2], 10)} "
+                              f"(opened 2026-02-{i % 27 + 1:02d})\n")
+    facts = _filler("# Facts: a\n\n## Domain\n", 11_990 - count_text(snap, "cl100k_base")
+                    - count_text(loops, "cl100k_base"),
+                    lambda i: f"- [2026-01-{i % 28 + 1:02d}] fact {i}: "
+                              f"{_sentence(i, words[i % 2], 16)}\n")
+    decs = "# Decisions: a\n" + "".join(
+        f"\n## 2026-02-{d:02d} — decision {d}\n**Status:** Accepted\n"
+        f"**Context:** {_sentence(d, WORDS_EN, 30)}\n**Decision:** {_sentence(d, WORDS_UK, 25)}\n"
+        for d in (3, 1, 9, 5, 7, 2, 8))
+    return {"memory/a/snapshot.md": snap, "memory/a/open_loops.md": loops,
+            "memory/a/facts.md": facts, "memory/a/decisions.md": decs,
+            "memory/a/meta.json": META}
+
+
+def test_wide_near_the_layer1_limits_keeps_facts_whole_and_the_newest_decisions(tmp_path):
+    """Issue 20: with Layer 1 near its HARD limits a wide read used to spend ~950 tokens on
+    meta.factIds and drop decisions.md whole. The fact ids now cost <= 2% of the budget and
+    the newest decisions that fit come in, newest first, entry by entry."""
+    files = near_limit_files()
+    layer1 = sum(count_text(files[f"memory/a/{n}"], "cl100k_base")
+                 for n in ("snapshot.md", "open_loops.md", "facts.md"))
+    assert 11_900 <= layer1 <= 12_000
+    r = open_repo(new_repo(tmp_path, files))
+    doc = read_memory(r, "a", "wide")
+    out = serialize(doc)
+    assert doc["tokenCount"] == exact(out) <= 13_000
+    facts, _ = parse_facts(files["memory/a/facts.md"].splitlines())
+    assert doc["content"]["facts.md"] == files["memory/a/facts.md"]
+    ids = doc["meta"]["factIds"]
+    assert resolve(ids.split(), [f.id for f in facts]) == {f.id for f in facts}
+    ids_cost = exact(serialize({**doc, "meta": {**doc["meta"], "factIds": ids}})) - exact(
+        serialize({**doc, "meta": {**doc["meta"], "factIds": ""}}))
+    old_cost = exact(json.dumps([f.id for f in facts], separators=(",", ":")))
+    assert ids_cost <= 13_000 * 0.02 < old_cost
+    dec = doc["content"].get("decisions.md", "")
+    days = [int(ln[11:13]) for ln in dec.splitlines() if ln.startswith("## ")]
+    assert days, doc["excluded"]  # decisions are no longer dropped whole
+    assert sorted(days, reverse=True) == [9, 8, 7, 5, 3][:len(days)]  # the newest ones
+    print(f"\nnear-limit wide read: {len(facts)} facts, ids {ids_cost} tokens "
+          f"(full-id list {old_cost}), decisions kept {len(days)} of 5, "
+          f"tokenCount {doc['tokenCount']}")
+    assert serialize(read_memory(r, "a", "wide")) == out  # deterministic

@@ -1,4 +1,4 @@
-"""Repo.changed_paths and diff_bytes give exactly libgit2's whole-tree diff (paths and
+"""Repo.changed_paths and patch_bytes give exactly libgit2's whole-tree diff (paths and
 patch size) while reading only the entries two trees do not share (hypothesis, real
 repositories with big folders, modes, symlinks and file/folder swaps)."""
 
@@ -13,7 +13,7 @@ from conftest import git
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memwarden.git.repo import diff_bytes, open_repo
+from memwarden.git.repo import open_repo, patch_bytes
 
 BIG = [f"memory/agent-{i:03d}/facts.md" for i in range(120)]
 SMALL = ["memory/a/x.md", "memory/a/sub/y.md", "agents/a/_agent.md", "top.md", "memory/b"]
@@ -80,8 +80,8 @@ def test_changed_paths_and_diff_bytes_equal_libgit2(tmp_path_factory, steps):
     want_paths, want_bytes = _libgit2(root, old, new)
     assert repo.changed_paths(old, new) == want_paths
     assert repo.changed_paths(new, old) == want_paths
-    assert diff_bytes(repo, old, new) == want_bytes
-    assert diff_bytes(repo, new, old) == _libgit2(root, new, old)[1]
+    assert patch_bytes(repo, old, new) == want_bytes
+    assert patch_bytes(repo, new, old) == _libgit2(root, new, old)[1]
 
 
 def test_a_shared_tail_that_is_not_entry_aligned(tmp_path: Path):

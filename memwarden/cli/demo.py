@@ -207,7 +207,7 @@ def show_next_read(repo: object, echo: Callable[[str], None]) -> list[str]:
          f"{doc['tokenCount']} of {budget} tokens, version {doc['version']}, "
          f"files {', '.join(doc['content'])}; --mode wide adds facts.md and the last "
          f"decisions: {wide['tokenCount']} of {MODE_BUDGETS['wide']} tokens, "
-         f"{len(wide['meta'].get('factIds', []))} fact ids to cite in Facts-Used.")
+         f"{len(wide['meta'].get('factIds', '').split())} fact ids to cite in Facts-Used.")
     lines = render_markdown(doc).splitlines()
     for line in lines[:8]:
         echo(f"   | {line}")

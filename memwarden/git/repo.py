@@ -1212,8 +1212,44 @@ class Writer:
 
 
 def diff_bytes(repo: Repo, old: str, new: str) -> int:
-    """Size in bytes of the unified diff between two commits (what max_auto_diff_bytes
-    bounds): exactly `git diff`'s patch, built file by file from the changed paths, since
+    """Bytes a change adds and removes (what max_auto_diff_bytes bounds): the added plus
+    the removed lines of every changed file, without headers, context or the +/- marks,
+    so the figure is what the proposal writes, not how git frames it. A binary file counts
+    both versions whole, a mode change the two mode lines, a gitlink the `Subproject commit`
+    line git shows."""
+    import pygit2
+
+    r = repo._repo
+    a = r.get(repo.resolve_commit(old)).tree
+    b = r.get(repo.resolve_commit(new)).tree
+    total = 0
+    for path in repo.changed_paths(old, new):
+        ea, eb = _tree_entry(a, path), _tree_entry(b, path)
+        if ea is not None and eb is not None and ea.filemode != eb.filemode:
+            total += 32  # "old mode X\nnew mode Y\n": a mode change is a change too
+        x, y = _side_bytes(r, ea), _side_bytes(r, eb)
+        patch = pygit2.Patch.create_from(x, y, old_as_path=path, new_as_path=path)
+        if patch.delta.is_binary:
+            total += len(x) + len(y)
+            continue
+        total += sum(len(line.raw_content) for h in patch.hunks for line in h.lines
+                     if line.origin in "+-")
+    return total
+
+
+def _side_bytes(r: Any, entry: Any) -> bytes:
+    """One side of a changed path as the text git diffs: a blob's bytes (a symlink's
+    target), a gitlink's `Subproject commit` line, nothing when absent."""
+    if entry is None:
+        return b""
+    if entry.type_str == "commit":
+        return f"Subproject commit {entry.id}\n".encode()
+    return r[entry.id].data
+
+
+def patch_bytes(repo: Repo, old: str, new: str) -> int:
+    """Size in bytes of the unified diff between two commits (gate JSON `patchBytes`):
+    exactly `git diff`'s patch, built file by file from the changed paths, since
     libgit2's whole-tree diff cost 4 ms a proposal at 1,000 agents."""
     import pygit2
 

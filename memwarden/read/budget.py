@@ -187,7 +187,7 @@ def finish_count(doc: dict[str, Any], encoding: str, counter: Any = None) -> int
 
 def _unit_cost(unit: Unit, enc: Any) -> int:
     """Tokens a unit adds as JSON-escaped text plus its fact ids (fallback estimate)."""
-    text = json.dumps(unit.text, ensure_ascii=False)[1:-1] + "".join(f'"{i}",' for i in unit.ids)
+    text = json.dumps(unit.text, ensure_ascii=False)[1:-1] + "".join(f" {i}" for i in unit.ids)
     return len(enc.encode_ordinary(text))
 
 
@@ -257,10 +257,10 @@ def _offset_costs(text: str, tokens: list[int] | None, parts: list[Part], anchor
             pos += size
             n_ids += len(u.ids)
     if n_ids:
-        at = data.find(b'"factIds":[')
+        at = data.find(b'"factIds":"')
         if at < 0:
             return None
-        per_id = tokens_in(at + 11, data.find(b"]", at) + 1) / n_ids
+        per_id = tokens_in(at + 11, data.find(b'"', at + 11) + 1) / n_ids
         for p in parts:
             for u in p.units:
                 cost[u.rank] += round(per_id * len(u.ids))

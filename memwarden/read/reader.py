@@ -23,9 +23,12 @@ loop lines, decision/changelog/timeline blocks, snapshot lines, diff hunks. File
 are named in `truncated`, files dropped whole in `excluded` ({"file", "reason"}); a
 temporal read's diffs appear there as `diff/<file>`.
 
-Fact ids: `meta.factIds` lists the id (entries.Fact.id) of every fact bullet present in
-`content["facts.md"]`, in file order, so a run can cite them in `Facts-Used` trailers. A
-plain list costs about 7 tokens per fact and is counted in the budget like everything else.
+Fact ids: `meta.factIds` is one string naming every fact bullet present in
+`content["facts.md"]`, in file order, separated by spaces, so a run can cite them in
+`Facts-Used` trailers: each fact's short id (model/factids.py: one word, one token), or its
+full id (entries.Fact.id) where another fact of the file has the same word. About one token
+a fact (a list of full ids cost about 7, ~7% of a wide read near the Layer 1 limits); it is
+counted in the budget like everything else.
 """
 
 from __future__ import annotations
@@ -297,6 +300,13 @@ def _assembler(rd: _Reader, head: dict[str, Any], meta: dict[str, Any],
     """assemble(k) for fit(): the response holding the units of rank < k."""
     content_parts = [p for p in rd.parts if p.key is None]
     diff_parts = [p for p in rd.parts if p.key is not None]
+    # Short ids over the whole file, so a fact's id does not depend on the budget.
+    all_ids = [i for p in content_parts if p.name == "facts.md" for u in p.units for i in u.ids]
+    short: dict[str, str] = {}
+    if all_ids:
+        from memwarden.model.factids import short_ids
+
+        short = dict(zip(all_ids, short_ids(all_ids), strict=True))
 
     def assemble(k: int) -> dict[str, Any]:
         texts, truncated, dropped = select(rd.parts, k)
@@ -309,8 +319,8 @@ def _assembler(rd: _Reader, head: dict[str, Any], meta: dict[str, Any],
         doc["excluded"] = [*rd.unreadable, *({"file": n, "reason": "budget"} for n in dropped)]
         m = dict(meta)
         if "facts.md" in content:
-            m["factIds"] = [i for p in content_parts if p.name == "facts.md"
-                            for u in p.kept(k) for i in u.ids]
+            m["factIds"] = " ".join(short[i] for p in content_parts if p.name == "facts.md"
+                                    for u in p.kept(k) for i in u.ids)
         if "decisions.md" not in content:
             m.pop("decisionsTotal", None)
         doc["meta"] = m
@@ -404,7 +414,7 @@ def render_markdown(doc: dict[str, Any]) -> str:
         notes.append("excluded: " + ", ".join(f"{e['file']} ({e['reason']})"
                                               for e in doc["excluded"]))
     if meta.get("factIds"):
-        notes.append("fact ids (in file order): " + " ".join(meta["factIds"]))
+        notes.append("fact ids (in file order): " + meta["factIds"])
     if notes:
         out.append("\n" + "\n".join(notes) + "\n")
     return "".join(out)
