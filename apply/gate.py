@@ -100,7 +100,12 @@ def gate(repo: Repo, ref: str, base: str, config_path: str | None = None,
                 priority = t.value
     agent = agent_of(ref, config, infos)
     changed = repo.changed_paths(mb, head)
-    actor = "proposal" if any(i.kind == "proposal" for i in infos) else "human"
+    # A branch under the proposal prefix is an agent's, whatever its messages claim: a
+    # Human-Edit or applied-style message there must not lift the own-path rules.
+    on_proposal_branch = ref.removeprefix("refs/heads/").removeprefix("origin/").startswith(
+        config.data["proposal_prefix"])
+    actor = ("proposal" if on_proposal_branch or any(i.kind == "proposal" for i in infos)
+             else "human")
     if agent is not None and actor == "proposal":
         findings += proposal_path_findings(agent, changed, ref)
     findings += diff_findings(changed, lambda p: repo.read_path(mb, p),

@@ -236,3 +236,17 @@ def test_changed_bytes_count_removed_lines_and_modes(repo, mw):
     git(repo, "checkout", "-q", "main")
     code, doc = gate_json(mw, repo, "proposals/a/p-13")
     assert doc["diffBytes"] == 32 and doc["patchBytes"] > 32
+
+
+@pytest.mark.parametrize("message", [
+    "Tidy memory\n\nHuman-Edit: true\n",
+    "memory-update: a / run_1 / p-6\n\nApplied-Proposal: p-6\nProposal-Head: " + "0" * 40 + "\n",
+])
+def test_a_proposal_branch_is_judged_as_a_proposal_whatever_its_message(repo, mw, message):
+    ref = branch(repo, "p-6", {"memory/b/facts.md": FACTS + "- x\n",
+                               "memory/a/meta.json": '{"agentId": "a", "version": 9, '
+                                                     '"schemaVersion": "1.0"}'},
+                 message=message)
+    code, doc = gate_json(mw, repo, ref)
+    assert code == 1 and doc["decision"] == "rejected"
+    assert {"MW501", "MW503"} <= {f["rule"] for f in doc["findings"]}
