@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from conftest import git, make_repo
+from conftest import make_repo
 from test_gate import FACTS, branch
 
 from memwarden.cli.gate import EVICT_SHOWN
