@@ -429,11 +429,55 @@ def _applied_message(original: str, pid: str, head: str, auto: bool,
     return original.rstrip("\n") + "\n" + "\n".join(extra) + "\n"
 
 
-def proposal_refs(repo: Repo, config: Config) -> list[str]:
-    """Every proposal branch, oldest head commit first (FIFO)."""
+# Where `fetch_proposals` keeps the remote's proposal branches as it last saw them.
+REMOTE_PROPOSALS = "refs/memwarden/remote-proposals/"
+
+
+def proposal_refs(repo: Repo, config: Config, remote: str | None = None) -> list[str]:
+    """Every proposal branch, oldest head commit first (FIFO); with `remote`, the remote's
+    proposal branches too (fetch_proposals)."""
+    if remote is not None:
+        fetch_proposals(repo, config, remote)
     prefix = "refs/heads/" + config.data["proposal_prefix"]
     refs = [r for r in repo.refs(prefix)]
     return sorted(refs, key=lambda r: (repo.commit_time(r), r))
+
+
+def fetch_proposals(repo: Repo, config: Config, remote: str) -> None:
+    """Fetch `remote`'s proposal branches; each one this repository lacks becomes a local
+    branch at the remote's commit (as `git checkout <branch>` does from `origin/<branch>`),
+    so apply can push what lands back to it. Local branches are never moved."""
+    from memwarden.git.repo import git_cli
+
+    prefix = config.data["proposal_prefix"]
+    git_cli(["fetch", "--quiet", "--prune", "--no-tags", remote,
+             f"+refs/heads/{prefix}*:{REMOTE_PROPOSALS}*"], repo.root or repo.git_dir,
+            {"GIT_DIR": str(repo.git_dir)})
+    for ref in repo.refs(REMOTE_PROPOSALS):
+        branch = f"refs/heads/{prefix}{ref.removeprefix(REMOTE_PROPOSALS)}"
+        target = repo.ref_target(ref)
+        if target is not None and repo.ref_target(branch) is None:
+            repo.compare_and_swap(branch, target, "0" * 40)
+
+
+def looked_in(repo: Repo, config: Config, remote: str | None) -> str:
+    """Where proposal_refs looked, for "no proposal branches" (and where else to look)."""
+    prefix = config.data["proposal_prefix"]
+    where = f"refs/heads/{prefix}" + (f" here and on {remote}" if remote else "")
+    tracking = [r for r in repo.refs("refs/remotes/") if r.split("/", 3)[-1].startswith(prefix)]
+    if tracking and remote is None:
+        name = tracking[0].split("/")[2]
+        where += f"; {len(tracking)} remote-tracking under refs/remotes/{name}/{prefix}: " \
+                 f"use --push {name} to apply them"
+    return where
+
+
+def exit_code(results: list[ProposalResult]) -> int:
+    """1 when this run failed or newly rejected a proposal; a rejection recorded by an
+    earlier run and a proposal waiting for review are reported, not failures."""
+    return 1 if any(r.status == "failed" or (r.status == "rejected" and
+                                              not r.details.get("recordedEarlier"))
+                    for r in results) else 0
 
 
 def apply_all(repo: Repo, refs: list[str], config: Config, approved_by: str | None,
@@ -459,6 +503,10 @@ def apply_all(repo: Repo, refs: list[str], config: Config, approved_by: str | No
     if results is None:
         results = [_apply_careful(repo, ref, config, approved_by, now, dry_run, force, remote,
                                   attempts, rec, applied) for ref in refs]
+    for res in results:
+        if res.status == "rejected" and res.head and \
+                lifecycle.current_state(rec.events(res.head)) == "rejected":
+            res.details["recordedEarlier"] = True
     if not dry_run:
         for res in results:
             _record(rec, res, approved_by, now)

@@ -145,8 +145,9 @@ def test_manifest_fields():
     assert hooks["memwarden-commit-msg"]["stages"] == ["commit-msg"]
     assert hooks["memwarden-prepare-commit-msg"]["stages"] == ["prepare-commit-msg"]
     for h in (hooks[i] for i in HOOK_IDS):
-        assert h["entry"] == "memwarden-check" and h["language"] == "python"
+        assert h["entry"] == "memwarden check" and h["language"] == "python"
         assert h["pass_filenames"] is True and h["stages"] == ["pre-commit"]
+        assert h["verbose"] is True  # a passing commit shows the warnings
         assert h["name"] and h["description"]
         assert "symlink" in h["types_or"] and h["types"] == []
 
@@ -198,6 +199,29 @@ def test_staged_symlink_fails_the_commit(pc, memory_repo):
     assert code == 1, out
     assert "memory/a/snapshot.md:1:1: MW502 symlink to 'facts.md'" in out
     assert commit_count(pc, memory_repo) == 1
+
+
+def test_warning_shows_on_a_passing_commit(pc, memory_repo):
+    """facts.md at 94% of its limit: the commit passes and says so."""
+    limit = 200
+    facts = near_limit_facts(limit, 0.94)
+    code, out = commit(pc, memory_repo, {"memwarden.toml": f"[limits]\nfacts = {limit}\n",
+                                         "memory/a/facts.md": facts})
+    assert code == 0, out
+    assert hook_status(out, CHECK) == "Passed"
+    assert "memory/a/facts.md:1:1: MW102" in out and "warning" in out
+    assert commit_count(pc, memory_repo) == 2
+
+
+def near_limit_facts(limit: int, ratio: float) -> str:
+    """A facts.md of about `ratio` of `limit` tokens (cl100k_base)."""
+    from memwarden.tokens.counter import count_text
+
+    text, n = "# Facts: a\n\n## Domain\n", 0
+    while count_text(text, "cl100k_base") < ratio * limit:
+        n += 1
+        text += f"- fact number {n} about the memory repository\n"
+    return text
 
 
 def test_non_memory_file_alone_is_skipped(pc, memory_repo):

@@ -1,51 +1,126 @@
-"""Front-end glue for `memwarden apply`."""
+"""`memwarden apply`: land approved proposals on main (and the github report of it)."""
 
 from __future__ import annotations
 
+import json
 import os
-from pathlib import Path
 from typing import Any
 
-from memwarden.apply.apply import apply_all, proposal_refs
-from memwarden.cli.propose import _now
-from memwarden.git.repo import open_repo
-from memwarden.model.config import load_config, load_config_at
+import click
+
+from memwarden.cli.options import (
+    emit,
+    format_option,
+    open_repo_here,
+    output_option,
+    parse_now,
+    push_option,
+)
 from memwarden.model.errors import MemwardenError
+
+STATUSES = ("applied", "already_applied", "rejected", "failed", "pending")
+
+
+@click.command("apply")
+@click.argument("refs", nargs=-1)
+@click.option("--all", "all_refs", is_flag=True, help="Every proposal branch, oldest first "
+              "(with --push, the remote's too: they are fetched first).")
+@click.option("--approved-by", metavar="WHO", help="Apply proposals that need human review "
+              "too, recording who approved them (Approved-By trailer).")
+@click.option("--dry-run", is_flag=True, help="Build the commits but do not move main.")
+@click.option("--force", is_flag=True, help="Owner override: skip the stale check (never "
+              "a policy).")
+@click.option("--now", metavar="ISO", help="Clock for bookkeeping (default: now, UTC).")
+@push_option("Fetch REMOTE's main (and with --all its proposal branches) first, then push "
+             "each landed proposal (branch, then main, both with a lease) to REMOTE; a push "
+             "rejected because main moved refetches and retries.")
+@click.option("--delete-branches", is_flag=True, help="Delete each applied proposal branch "
+              "(locally and on the --push remote) unless it moved on.")
+@format_option(["text", "json", "github"], "json", "text: one line a proposal; json: "
+               "{\"results\": [...]}; github: annotations, step outputs and a job summary "
+               "(in GitHub Actions) besides the JSON.")
+@output_option()
+def apply_cmd(refs: tuple[str, ...], all_refs: bool, approved_by: str | None, dry_run: bool,
+              force: bool, now: str | None, push: str | None, delete_branches: bool,
+              fmt: str, output: str | None) -> None:
+    """Land approved proposals on main by fast-forward, one commit each with bookkeeping.
+
+    Exit 0 when this run failed or newly rejected nothing (proposals waiting for review and
+    rejections recorded by earlier runs are reported, not failures), 1 otherwise, 2 usage
+    or configuration errors."""
+    code, doc = run_apply(list(refs), all_refs, approved_by, dry_run, force, now, push,
+                          delete_branches)
+    if doc.get("message"):
+        click.echo(f"memwarden: {doc['message']}", err=True)
+    if fmt == "github":
+        text = github_report(code, doc) + "\n"
+    elif fmt == "text":
+        text = text_report(doc)
+    else:
+        text = json.dumps(doc, ensure_ascii=False, indent=2) + "\n"
+    emit(text, output)
+    raise SystemExit(code)
 
 
 def run_apply(refs: list[str], all_refs: bool, approved_by: str | None, dry_run: bool,
               force: bool, now: str | None, remote: str | None = None,
               delete_branches: bool = False) -> tuple[int, dict[str, Any]]:
-    repo = open_repo(Path.cwd())
-    if repo is None:
-        raise MemwardenError("apply: not inside a git repository")
+    from memwarden.apply.apply import apply_all, exit_code, looked_in, proposal_refs
+    from memwarden.model.config import load_config, load_config_at
+
+    repo = open_repo_here("apply")
     main = load_config(None, None).data["main_branch"]
     config = load_config_at(repo, repo.ref_target(f"refs/heads/{main}"))
     if all_refs:
-        refs = refs + [r for r in proposal_refs(repo, config) if r not in refs]
+        found = proposal_refs(repo, config, remote)
+        refs = refs + [r for r in found if r not in refs]
+        if not refs:
+            where = looked_in(repo, config, remote)
+            return 0, {"results": [], "message": f"no proposal branches (looked in {where})"}
     if not refs:
-        raise MemwardenError("apply: name proposal refs or use --all")
-    results = apply_all(repo, refs, config, approved_by, _now(now), dry_run, force, remote,
+        raise MemwardenError("apply: name proposal branches (REFS) or pass --all")
+    results = apply_all(repo, refs, config, approved_by, parse_now(now), dry_run, force, remote,
                         delete_branches=delete_branches)
-    ok = all(r.status in ("applied", "already_applied") for r in results)
-    return (0 if ok else 1), {"results": [r.to_json() for r in results]}
+    return exit_code(results), {"results": [r.to_json() for r in results]}
+
+
+def counts(results: list[dict[str, Any]]) -> dict[str, int]:
+    return {s: sum(1 for r in results if r["status"] == s) for s in STATUSES}
+
+
+def text_report(doc: dict[str, Any]) -> str:
+    """One line a proposal, then the counts."""
+    lines = []
+    for r in doc["results"]:
+        why = r.get("reason") or ""
+        if r.get("recordedEarlier"):
+            why += ", recorded earlier"
+        commits = " ".join(c[:12] for c in r.get("commits") or [])
+        line = f"{r['status']:<15} {r['proposalId'] or r['ref']}"
+        line += f" ({why})" if why else ""
+        line += f" -> {commits}" if commits and r["status"] == "applied" else ""
+        if r.get("evicted"):
+            line += f"; evicted {len(r['evicted'])} entries"
+        lines.append(line)
+        msg = r.get("message") or r.get("warning")
+        if msg:
+            lines.append(f"  {msg}")
+    c = counts(doc["results"])
+    lines.append(", ".join(f"{n} {s.replace('_', ' ')}" for s, n in c.items()))
+    return "\n".join(lines) + "\n"
 
 
 def github_report(code: int, doc: dict[str, Any]) -> str:
     """The github format: warning annotations for refused proposals, step outputs
     (result, per-status counts, results JSON) and a job summary table; returns the JSON
     document for the log."""
-    import json
-
     from memwarden.cli.gate import write_outputs
 
     results = doc["results"]
-    counts = {s: sum(1 for r in results if r["status"] == s)
-              for s in ("applied", "already_applied", "rejected", "failed", "pending")}
     lines = [f"::warning title=memwarden apply::{r['proposalId']}: {r['status']} "
              f"({r['reason']})" for r in results if r["status"] in ("rejected", "failed")]
     write_outputs({"result": "applied" if code == 0 else "partial",
-                   **{k.replace("_", "-"): str(v) for k, v in counts.items()},
+                   **{k.replace("_", "-"): str(v) for k, v in counts(results).items()},
                    "results": json.dumps(results, ensure_ascii=False)})
     summary = os.environ.get("GITHUB_STEP_SUMMARY")
     if summary:

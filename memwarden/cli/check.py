@@ -1,54 +1,74 @@
-"""Front-end glue for `memwarden check`: pick the source and config, run, render.
+"""`memwarden check`: the policies on files of the working tree or on a committed tree.
 
-Also the lean entry the pre-commit hook runs: `lean_main` parses the common `check`
-invocations itself, without importing click (~20-50 ms of a ~0.2 s hook), and hands
-anything unusual (help, a usage error, --output) back to the click CLI, which then gives
-exactly the output it always gave. Heavy modules are imported inside functions.
+What pre-commit runs (`memwarden check FILES`). Heavy modules load inside the command.
 """
 
 from __future__ import annotations
 
 import datetime as _dt
 import os
-import sys
-from collections.abc import Callable, Sequence
 from pathlib import Path
 
+import click
+
+from memwarden.cli.options import (
+    at_option,
+    config_option,
+    emit,
+    format_option,
+    infer_format,
+    now_option,
+    output_option,
+    parse_today,
+    split_ids,
+)
 from memwarden.model.errors import MemwardenError
 
-FORMATS = ("text", "json", "sarif", "github")
-_VALUE_OPTS = {"--rev": "rev", "--format": "fmt", "--config": "config_path", "--now": "now"}
-_MULTI_OPTS = {"--select": "select", "--ignore": "ignore"}
-_FLAGS = {"--all": "all_files", "--no-cache": "no_cache"}
+SELECTION_HELP = "Comma-separated rule ids or prefixes (e.g. MW3,MW502); replaces the " \
+                 "config's list."
 
 
-def split_ids(values: Sequence[str]) -> list[str] | None:
-    """--select/--ignore values: comma-separated, repeatable, upper-cased; None when absent."""
-    if not values:
-        return None
-    return [v.strip().upper() for item in values for v in item.split(",") if v.strip()]
+@click.command("check")
+@click.argument("files", nargs=-1, type=click.Path())
+@click.option("--all", "all_files", is_flag=True, help="Check every governed file of the "
+              "working tree (the default when no FILES are given).")
+@at_option("Check the tree of this commit (no working tree needed; works in bare "
+           "repositories).")
+@format_option(["text", "json", "sarif", "github"], None,
+               "Output format (default text, or the one --output's extension names).")
+@output_option("Write the report to FILE (.json, .sarif, .txt) instead of standard output.")
+@click.option("--select", multiple=True, help=SELECTION_HELP)
+@click.option("--ignore", multiple=True, help=SELECTION_HELP)
+@config_option("memwarden.toml to use (default: $MEMWARDEN_CONFIG, then <repo "
+               "root>/memwarden.toml).")
+@now_option()
+@click.option("--no-cache", is_flag=True, help="Do not read or write .git/memwarden caches.")
+def check_cmd(files: tuple[str, ...], all_files: bool, at: str | None, fmt: str | None,
+              output: str | None, select: tuple[str, ...], ignore: tuple[str, ...],
+              config_path: str | None, now: str | None, no_cache: bool) -> None:
+    """Check memory files against the policies.
 
-
-def parse_today(now: str | None) -> _dt.date | None:
-    """--now (an ISO date or date-time) as a date; None (today, as the checks work it out
-    when they need it) when absent: a hook run does not import datetime (~2 ms)."""
-    if not now:
-        return None
-    import datetime as _dt
-
-    try:
-        return _dt.datetime.fromisoformat(now.replace("Z", "+00:00")).date()
-    except ValueError:
-        raise MemwardenError(f"--now {now}: expected an ISO date or date-time") from None
+    FILES are what pre-commit passes; files memwarden does not govern are skipped.
+    Exit 0 when clean (warnings allowed), 1 on findings, 2 on usage or config
+    errors.
+    """
+    if at and (files or all_files):
+        raise click.UsageError("--at checks a committed tree; do not combine it with FILES "
+                               "or --all")
+    fmt = infer_format(fmt, output)
+    code, text = run_check(
+        files=list(files), rev=at, config_path=config_path, select=split_ids(select),
+        ignore=split_ids(ignore), fmt=fmt, today=parse_today(now), use_cache=not no_cache,
+    )
+    emit(text, output)
+    raise SystemExit(code)
 
 
 def run_check(files: list[str], rev: str | None, config_path: str | None,
               select: list[str] | None, ignore: list[str] | None, fmt: str,
               today: _dt.date | None, use_cache: bool = True,
-              cwd: Path | None = None,
-              saves: list[Callable[[], None]] | None = None) -> tuple[int, str]:
-    """Run a check as the CLI would; returns (exit code, rendered report). `saves`: see
-    policies/engine.py `check`."""
+              cwd: Path | None = None) -> tuple[int, str]:
+    """Run a check as the CLI would; returns (exit code, rendered report)."""
     from memwarden.git.files import locate
     from memwarden.git.source import TreeSource, WorktreeSource
     from memwarden.model.config import load_config, load_config_at
@@ -63,7 +83,7 @@ def run_check(files: list[str], rev: str | None, config_path: str | None,
 
         repo = open_repo(cwd)
         if repo is None:
-            raise MemwardenError(f"--rev {rev}: {cwd} is not inside a git repository")
+            raise MemwardenError(f"--at {rev}: {cwd} is not inside a git repository")
         source = TreeSource(repo, rev)
         config = load_config_at(repo, source.rev, config_path)
         paths = None
@@ -99,182 +119,9 @@ def run_check(files: list[str], rev: str | None, config_path: str | None,
                     raise MemwardenError(f"{raw}: is a directory; pass files, or use --all")
                 paths.append(rel)
     config = config.with_selection(select, ignore)
-    result = check(source, config, paths, cache_dir=cache_dir, today=today, raw_outside=outside,
-                   saves=saves)
+    result = check(source, config, paths, cache_dir=cache_dir, today=today, raw_outside=outside)
     summary = summarize(result.findings, result.files)
-    # Only SARIF and GitHub output name rules (importing every rule family costs a hook).
+    # Only SARIF and GitHub output name rules.
     rules = [r.to_doc() for r in all_rules()] if fmt in ("sarif", "github") else []
     text = render(fmt, result.findings, summary, rules)
     return (1 if result.failed else 0), text
-
-
-def echo(text: str, err: bool = False, nl: bool = True) -> None:
-    """click.echo's output without importing click when that output is plain: ASCII with no
-    escape sequences to strip. Anything else (or a loaded click) goes through click.echo, so
-    the bytes written are always the ones click writes."""
-    stream = sys.stderr if err else sys.stdout
-    if "click" in sys.modules or stream is None or not text.isascii() or "\x1b" in text:
-        import click
-
-        click.echo(text, err=err, nl=nl)
-        return
-    stream.write(text + "\n" if nl else text)
-    stream.flush()
-
-
-def quick_exit(code: int) -> None:
-    """End the program now, skipping interpreter teardown (freeing every module's objects
-    one by one: ~5 ms of a one-file check, ~30 ms after a tokenizer was built). Only for
-    commands that leave no threads, temp files or exit handlers behind."""
-    try:
-        sys.stdout.flush()
-        sys.stderr.flush()
-    except (BrokenPipeError, OSError):
-        pass
-    os._exit(code)
-
-
-def report_failure(exc: BaseException) -> int:
-    """The message and exit code for an exception out of a command (never a traceback for
-    user mistakes; a bug says so and keeps its trace for the report). Re-raises the rest."""
-    if isinstance(exc, MemwardenError):
-        echo(f"memwarden: error: {exc}", err=True)
-        return exc.exit_code
-    if isinstance(exc, KeyboardInterrupt):
-        return 130
-    if isinstance(exc, BrokenPipeError):
-        return 0
-    if isinstance(exc, Exception):
-        import traceback
-
-        echo("memwarden: internal error (please report this with the trace below)", err=True)
-        traceback.print_exception(exc)
-        return 2
-    raise exc
-
-
-def parse_check_args(args: Sequence[str]) -> dict[str, object] | None:
-    """`check` arguments as click would parse them, or None for anything this small parser
-    does not mirror exactly (help, unknown or repeated options, odd values, --output)."""
-    opts: dict[str, object] = {"files": [], "all_files": False, "no_cache": False,
-                               "rev": None, "fmt": None, "config_path": None, "now": None,
-                               "select": [], "ignore": []}
-    seen: set[str] = set()
-    i, only_files = 0, False
-    while i < len(args):
-        arg = args[i]
-        i += 1
-        if only_files or not arg.startswith("-"):
-            opts["files"].append(arg)  # type: ignore[attr-defined]
-            continue
-        if arg == "--":
-            only_files = True
-            continue
-        name, eq, value = arg.partition("=")
-        if name in _FLAGS and not eq and name not in seen:
-            opts[_FLAGS[name]] = True
-        elif name in _VALUE_OPTS or name in _MULTI_OPTS:
-            if not eq:
-                if i >= len(args):
-                    return None
-                value = args[i]
-                i += 1
-            if value.startswith("-") or (name in _VALUE_OPTS and name in seen):
-                return None
-            if name in _MULTI_OPTS:
-                opts[_MULTI_OPTS[name]].append(value)  # type: ignore[attr-defined]
-            else:
-                opts[_VALUE_OPTS[name]] = value
-        else:
-            return None  # --help, --output/-o, unknown options, --all=x: click decides
-        seen.add(name)
-    if opts["fmt"] is not None and opts["fmt"] not in FORMATS:
-        return None
-    if opts["rev"] and (opts["files"] or opts["all_files"]):
-        return None  # click's usage error
-    for path in [*opts["files"], opts["config_path"]]:  # type: ignore[misc]
-        if path is not None and not _readable_or_absent(str(path)):
-            return None  # click.Path reports it
-    return opts
-
-
-def _readable_or_absent(path: str) -> bool:
-    try:
-        os.stat(path)
-    except (OSError, ValueError):
-        return True
-    return os.access(path, os.R_OK)
-
-
-def lean_main(args: Sequence[str], program: bool = False) -> int | None:
-    """Run `memwarden check ARGS` without click; None when click must handle them.
-
-    As the program (`program`), the patterns this run compiles come from the per-user
-    pattern cache (memwarden/patterns.py; ~8 ms of a one-file hook run)."""
-    opts = parse_check_args(args)
-    if opts is None:
-        return None
-    if program:
-        from memwarden import patterns
-
-        loaded = patterns.preload("check")
-    # A hook's few files: the caches are written after the answer (see write_later).
-    saves: list[Callable[[], None]] | None = [] if program and opts["files"] else None
-    try:
-        code, text = run_check(
-            files=list(opts["files"]),  # type: ignore[call-overload]
-            rev=opts["rev"],  # type: ignore[arg-type]
-            config_path=opts["config_path"],  # type: ignore[arg-type]
-            select=split_ids(opts["select"]),  # type: ignore[arg-type]
-            ignore=split_ids(opts["ignore"]),  # type: ignore[arg-type]
-            fmt=opts["fmt"] or "text",  # type: ignore[arg-type]
-            today=parse_today(opts["now"]),  # type: ignore[arg-type]
-            use_cache=not opts["no_cache"],
-            saves=saves,
-        )
-        echo(text, nl=False)
-    except BaseException as exc:  # noqa: BLE001 - mapped exactly as the click CLI maps it
-        return report_failure(exc)
-    if saves:
-        try:
-            write_later(saves)
-        except BaseException as exc:  # noqa: BLE001 - as above (the writes, made here)
-            return report_failure(exc)
-    if program:
-        patterns.remember("check", loaded)
-    return code
-
-
-def write_later(saves: list[Callable[[], None]]) -> None:
-    """Make the cache writes `saves` after this process has answered, in a forked child
-    that holds none of its output pipes: pre-commit waits for a hook's output to close
-    and the hook to exit, not for the ~2-4 ms of marshalling, sealing and renaming four
-    cache files (as `git gc --auto` detaches from the command that started it). The child
-    leaves the session (a Ctrl-C at the terminal is not for it) and ends with os._exit.
-    A run that starts before the child is done reads the caches it finds: every cache
-    file is replaced by rename, so it sees the old one or the new one. Where there is
-    no fork, or MEMWARDEN_WRITE_CACHES=now, the writes are made here, now."""
-    pid = -1
-    if hasattr(os, "fork") and os.environ.get("MEMWARDEN_WRITE_CACHES") != "now":
-        try:
-            sys.stdout.flush()
-            sys.stderr.flush()
-            pid = os.fork()
-        except OSError:
-            pid = -1
-    if pid > 0:
-        return
-    if pid == 0:
-        try:
-            null = os.open(os.devnull, os.O_RDWR)
-            for fd in (0, 1, 2):
-                os.dup2(null, fd)
-            os.setsid()
-        except OSError:
-            pass
-    try:
-        for save in saves:
-            save()
-    finally:
-        if pid == 0:
-            os._exit(0)

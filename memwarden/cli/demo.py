@@ -17,6 +17,8 @@ from collections.abc import Callable
 from importlib import resources
 from pathlib import Path
 
+import click
+
 from memwarden.git.repo import init_and_commit
 from memwarden.model.errors import MemwardenError
 from memwarden.model.findings import ERROR, Finding
@@ -244,8 +246,18 @@ def run_demo(keep: bool, echo: Callable[[str], None]) -> int:
             return 2
         return 0
     finally:
+        echo("")
         if keep:
-            echo("")
             echo(f"Kept the demo repository: {root}")
         else:
+            echo(f"Deleted the demo repository {root}; run `memwarden demo --keep` to keep "
+                 "it and look around.")
             shutil.rmtree(tmp, ignore_errors=True)
+
+
+@click.command("demo")
+@click.option("--keep", is_flag=True, help="Keep the temporary repository and print its path.")
+def demo_cmd(keep: bool) -> None:
+    """Copy the bundled example memory repo to a temp git repo, check it, and run the
+    whole proposal loop on it (propose, gate, apply with an eviction, read)."""
+    raise SystemExit(run_demo(keep=keep, echo=click.echo))

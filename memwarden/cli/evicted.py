@@ -10,6 +10,8 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from memwarden.cli.options import Refused, config_option, format_option, parse_now
+from memwarden.cli.propose import push_remote_option, push_target
 from memwarden.model.errors import MemwardenError
 
 if TYPE_CHECKING:
@@ -66,9 +68,8 @@ def _text(agent: str, entries: list[dict[str, Any]]) -> str:
 @click.argument("agent")
 @click.option("--since", metavar="DATE", help="Only commits made at or after this ISO date "
               "or date-time (UTC unless it says otherwise).")
-@click.option("--format", "fmt", type=click.Choice(["json", "text"]), default="text",
-              show_default=True)
-@click.option("--config", "config_path", type=click.Path(), help="memwarden.toml to use.")
+@format_option(["text", "json"], "text")
+@config_option()
 def evicted_cmd(agent: str, since: str | None, fmt: str, config_path: str | None) -> None:
     """List every fact and open loop that left AGENT's Layer 1 in an eviction or
     maintenance commit on main, newest first, with its full text (from the commit before)
@@ -91,11 +92,10 @@ def evicted_cmd(agent: str, since: str | None, fmt: str, config_path: str | None
 @click.command("restore-fact")
 @click.argument("agent")
 @click.argument("fact_id")
-@click.option("--push", is_flag=True, help="Push the new proposal branch to --remote.")
-@click.option("--remote", default="origin", show_default=True)
-@click.option("--config", "config_path", type=click.Path(), help="memwarden.toml to use.")
+@push_remote_option("Push the new proposal branch to REMOTE.")
+@config_option()
 @click.option("--now", metavar="ISO", help="Timestamp for the proposal commit.")
-def restore_fact_cmd(agent: str, fact_id: str, push: bool, remote: str,
+def restore_fact_cmd(agent: str, fact_id: str, push: str | None, remote: str | None,
                      config_path: str | None, now: str | None) -> None:
     """Propose putting an evicted fact back into AGENT's facts.md, in its original ##
     section (a normal proposal branch: gate and apply decide). FACT_ID may be a unique
@@ -105,7 +105,6 @@ def restore_fact_cmd(agent: str, fact_id: str, push: bool, remote: str,
     unknown agent or a fact id that is unknown or ambiguous."""
     from memwarden.apply.evicted import evicted_entries, find_fact, restore_request
     from memwarden.apply.propose import propose
-    from memwarden.cli.propose import _now
     from memwarden.git.repo import git_cli
 
     repo, config, main = _open(config_path)
@@ -114,12 +113,12 @@ def restore_fact_cmd(agent: str, fact_id: str, push: bool, remote: str,
         raise MemwardenError("restore-fact: FACT_ID is empty")
     fact = find_fact(evicted_entries(repo, main, agent), fact_id.strip())
     if not fact.restorable:
-        click.echo(f"fact {fact.id} is already in memory/{agent}/facts.md on main; nothing to "
-                   "restore", err=True)
-        raise SystemExit(1)
-    result = propose(repo, config, restore_request(agent, fact), main, _now(now))
-    if push:
-        git_cli(["push", "--quiet", remote, f"refs/heads/{result.branch}"],
+        raise Refused(f"fact {fact.id} is already in memory/{agent}/facts.md on main; "
+                      "nothing to restore")
+    result = propose(repo, config, restore_request(agent, fact), main, parse_now(now))
+    target = push_target(push, remote)
+    if target is not None:
+        git_cli(["push", "--quiet", target, f"refs/heads/{result.branch}"],
                 repo.root or repo.git_dir)
     click.echo(json.dumps(result.to_json(), ensure_ascii=False, indent=2))
     raise SystemExit(0)

@@ -7,24 +7,63 @@ import datetime as _dt
 import os
 import uuid
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from memwarden.apply.gate import GateResult, gate
-from memwarden.git.repo import open_repo
-from memwarden.model.errors import MemwardenError
-from memwarden.model.findings import summarize
-from memwarden.policies.registry import all_rules
-from memwarden.report.findings import render
+import click
+
+from memwarden.cli.options import (
+    config_option,
+    emit,
+    format_option,
+    infer_format,
+    now_option,
+    open_repo_here,
+    output_option,
+    parse_today,
+    resolve_rev,
+)
+
+if TYPE_CHECKING:
+    from memwarden.apply.gate import GateResult
+
+# Text output lists this many would-evict entries; JSON lists them all.
+EVICT_SHOWN = 5
 
 
-def run_gate(ref: str, base: str | None, config_path: str | None, fmt: str, today: _dt.date,
-             sarif_file: str | None = None) -> tuple[int, str]:
-    repo = open_repo(Path.cwd())
-    if repo is None:
-        raise MemwardenError("gate: not inside a git repository")
+@click.command("gate")
+@click.argument("ref")
+@click.option("--base", metavar="REV", help="The branch it would land on (default: "
+              "main_branch; origin/main when there is no local one); its memwarden.toml is "
+              "the policy.")
+@format_option(["text", "json", "sarif", "github"], None,
+               "Output format (default text, or the one --output's extension names).")
+@output_option("Write the report to FILE instead of standard output.")
+@click.option("--sarif-file", type=click.Path(dir_okay=False), metavar="FILE",
+              help="With --format github: also write SARIF here (for code scanning).")
+@config_option("Override the policy (default: memwarden.toml on the base branch).")
+@now_option()
+def gate_cmd(ref: str, base: str | None, fmt: str | None, output: str | None,
+             sarif_file: str | None, config_path: str | None, now: str | None) -> None:
+    """Gate a proposal branch REF: every rule on its tree and commits, path isolation, the
+    auto-approve decision, an eviction preview and the Layer 1 token table.
+    Exit 0 pass, 1 fail, 2 usage/config error."""
+    code, text = run_gate(ref, base, config_path, infer_format(fmt, output), parse_today(now),
+                          sarif_file)
+    emit(text, output)
+    raise SystemExit(code)
+
+
+def run_gate(ref: str, base: str | None, config_path: str | None, fmt: str,
+             today: _dt.date | None, sarif_file: str | None = None) -> tuple[int, str]:
+    from memwarden.apply.gate import gate
     from memwarden.model.config import load_config
+    from memwarden.model.findings import summarize
+    from memwarden.policies.registry import all_rules
+    from memwarden.report.findings import render
 
-    base = base or load_config(None, None).data["main_branch"]
+    repo = open_repo_here("gate")
+    ref = resolve_rev(repo, ref)
+    base = resolve_rev(repo, base or load_config(None, None).data["main_branch"], "--base")
     result = gate(repo, ref, base, config_path, today)
     summary = summarize(result.findings, result.files)
     rules = [r.to_doc() for r in all_rules()]
@@ -57,9 +96,14 @@ def text_verdict(r: GateResult) -> str:
         r.auto_reasons)]
     for name, t in r.tokens.items():
         lines.append(f"tokens {name}: {t['before']} -> {t['after']} / {t['limit']}")
-    for e in r.eviction_preview:
+    for e in r.eviction_preview[:EVICT_SHOWN]:
         lines.append(f"would evict from {e['file']}: {e.get('id')} ({e['tokens']} tokens) "
                      f"{(e.get('entry') or e.get('note') or '')[:80]}")
+    if len(r.eviction_preview) > EVICT_SHOWN:
+        more = r.eviction_preview[EVICT_SHOWN:]
+        lines.append(f"would evict ... and {len(more)} more "
+                     f"({sum(e.get('tokens') or 0 for e in more)} tokens; --format json "
+                     "lists every one)")
     return "\n".join(lines) + "\n"
 
 

@@ -3,43 +3,42 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 import click
 
-from memwarden.model.errors import MemwardenError
+from memwarden.cli.options import (
+    config_option,
+    format_option,
+    open_repo_here,
+    parse_now,
+    push_option,
+)
 
 
 @click.command("maintain")
 @click.option("--now", metavar="ISO", help="Clock for ages and commit times (default: now, "
               "UTC).")
-@click.option("--push", "push_remote", metavar="REMOTE", default=None,
-              help="Push main (and the archive branch) to REMOTE with a lease; when main "
-                   "moved there, refetch and redo everything (bounded).")
+@push_option("Push main (and the archive branch) to REMOTE with a lease; when main moved "
+             "there, refetch and redo everything (bounded).")
 @click.option("--dry-run", is_flag=True, help="List what would be committed; move no ref.")
 @click.option("--archive-branch", metavar="NAME", default=None,
               help="First commit files that retention removes onto branch NAME (created "
                    "if missing, its own history, never merged into main).")
 @click.option("--agent", "agents", metavar="A", multiple=True,
               help="Only these agents' memory (repeatable); registry.json is then left alone.")
-@click.option("--config", "config_path", type=click.Path(), default=None,
-              help="memwarden.toml to use instead of the one committed on main.")
-@click.option("--format", "fmt", type=click.Choice(["json", "text"]), default="json")
-def maintain_cmd(now: str | None, push_remote: str | None, dry_run: bool,
+@config_option("memwarden.toml to use instead of the one committed on main.")
+@format_option(["text", "json"], "json")
+def maintain_cmd(now: str | None, push: str | None, dry_run: bool,
                  archive_branch: str | None, agents: tuple[str, ...], config_path: str | None,
                  fmt: str) -> None:
     """Retention (old runs, timeline days, closed loops), changelog rotation, Layer 1
     overflow evictions and the registry.json rebuild, as `memory-maintain:` commits on
     main. Exit 0 done or nothing to do, 1 something could not be done, 2 usage/config."""
     from memwarden.apply.maintain import maintain
-    from memwarden.cli.propose import _now
-    from memwarden.git.repo import open_repo
 
-    repo = open_repo(Path.cwd())
-    if repo is None:
-        raise MemwardenError("maintain: not inside a git repository")
-    result = maintain(repo, _now(now), config_path, dry_run, push_remote, archive_branch,
+    repo = open_repo_here("maintain")
+    result = maintain(repo, parse_now(now), config_path, dry_run, push, archive_branch,
                       list(agents) or None)
     doc = result.to_json()
     click.echo(json.dumps(doc, ensure_ascii=False, indent=2) if fmt == "json"

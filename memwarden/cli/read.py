@@ -12,6 +12,7 @@ from typing import Any
 
 import click
 
+from memwarden.cli.options import format_option
 from memwarden.model.errors import MemwardenError
 
 _MODES = ["basic", "wide", "deep", "temporal"]
@@ -46,8 +47,8 @@ def _config(path: str | None) -> Any:
 @click.option("--at", "at", metavar="REV", help="Read this commit (default: the main branch).")
 @click.option("--since", metavar="DATE", help="temporal: diffs since DATE (default: 7 days "
               "before the commit).")
-@click.option("--format", "fmt", type=click.Choice(["json", "md"]), default="json",
-              show_default=True, help="json (the read-memory response) or one Markdown block.")
+@format_option(["json", "md"], "json", "json (the read-memory response) or one Markdown "
+               "block.")
 @click.option("--config", "config_path", type=click.Path(), help="memwarden.toml to use "
               "(default: the one committed at the commit read).")
 def read_cmd(agent: str, mode: str, max_tokens: int | None, at: str | None,
@@ -89,8 +90,7 @@ def _objects(repo: Any, mode: str) -> Any:
               "memory/<agent>/; a name ending in / selects a folder). Repeatable.")
 @click.option("--max-tokens", type=click.IntRange(min=1), metavar="N",
               help="Cap the JSON response; hunks are dropped in a fixed order and listed.")
-@click.option("--format", "fmt", type=click.Choice(["json", "text"]), default="json",
-              show_default=True)
+@format_option(["text", "json"], "json")
 @click.option("--config", "config_path", type=click.Path(), help="memwarden.toml to use.")
 def diff_cmd(agent: str, since: str | None, frm: str | None, to: str | None,
              files: tuple[str, ...], max_tokens: int | None, fmt: str,

@@ -9,6 +9,7 @@ from typing import Any
 
 import click
 
+from memwarden.cli.options import format_option
 from memwarden.model.errors import MemwardenError
 
 
@@ -35,8 +36,7 @@ def _dump(doc: Any) -> None:
               help="How many entries to return.")
 @click.option("--at", metavar="REV", help="Search this commit (default: the main branch "
               "from the config, else HEAD).")
-@click.option("--format", "fmt", type=click.Choice(["json", "text"]), default="json",
-              show_default=True)
+@format_option(["text", "json"], "json")
 def search_cmd(query: str, agent: str | None, layer: str | None, top_k: int, at: str | None,
                fmt: str) -> None:
     """BM25 search over the committed memory; prints the best entries first.

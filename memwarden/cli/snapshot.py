@@ -9,6 +9,7 @@ from typing import Any
 
 import click
 
+from memwarden.cli.options import Refused, at_option, format_option, output_option
 from memwarden.model.errors import MemwardenError
 
 
@@ -28,14 +29,14 @@ def _echo_json(doc: Any) -> None:
 @click.command("snapshot")
 @click.argument("agent", required=False)
 @click.option("--all", "all_", is_flag=True, help="Back up the whole repository history "
-              "up to the commit as a git bundle (plus <out>.json) instead of one agent.")
+              "up to the commit as a git bundle (plus <FILE>.json) instead of one agent.")
 @click.option("--label", required=True, help="Name of the snapshot ([A-Za-z0-9._-]).")
-@click.option("--out", "out", required=True, type=click.Path(dir_okay=False),
-              help="Archive to write: X.tar.gz for an agent, X.bundle with --all.")
-@click.option("--at", "rev", metavar="REV", help="Commit to snapshot (default: main_branch "
-              "from the committed memwarden.toml, else HEAD).")
-@click.option("--force", is_flag=True, help="Replace an existing --out.")
-def snapshot_cmd(agent: str | None, all_: bool, label: str, out: str, rev: str | None,
+@output_option("Archive to write: FILE.tar.gz for an agent, FILE.bundle with --all.",
+               required=True)
+@at_option("Commit to snapshot (default: main_branch from the committed memwarden.toml, "
+           "else HEAD).")
+@click.option("--force", is_flag=True, help="Replace an existing --output.")
+def snapshot_cmd(agent: str | None, all_: bool, label: str, output: str, at: str | None,
                  force: bool) -> None:
     """Write a verified, reproducible snapshot of AGENT's files (memory/, agents/, logic/)
     at a commit: a .tar.gz whose first member is a manifest of every file's sha256. The
@@ -45,8 +46,8 @@ def snapshot_cmd(agent: str | None, all_: bool, label: str, out: str, rev: str |
         raise click.UsageError("name one AGENT or pass --all")
     repo = _repo()
     snap.validate_label(label)
-    at = rev or snap.default_rev(repo)
-    path = Path(out)
+    at = at or snap.default_rev(repo)
+    path = Path(output)
     if all_:
         _echo_json(snap.write_bundle(repo, label, at, path, force))
     else:
@@ -97,11 +98,10 @@ def restore_cmd(archive: str, into: str | None, branch: str | None, base: str | 
 
 @click.command("entities")
 @click.argument("entity_id", required=False)
-@click.option("--at", "rev", metavar="REV", help="Commit to read (default: main_branch, "
-              "else HEAD).")
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
+@at_option("Commit to read (default: main_branch, else HEAD).")
+@format_option(["text", "json"], "text")
 @click.option("--no-cache", is_flag=True, help="Do not read or write .git/memwarden caches.")
-def entities_cmd(entity_id: str | None, rev: str | None, fmt: str, no_cache: bool) -> None:
+def entities_cmd(entity_id: str | None, at: str | None, fmt: str, no_cache: bool) -> None:
     """The entity graph from [[wiki-links]] in memory/ and logic/ Markdown and Entity-Refs
     trailers on the first-parent history: nodes {entity_id, type, label, refs,
     last_updated} and co-reference / mentions edges. With ENTITY_ID: that node and its
@@ -110,7 +110,7 @@ def entities_cmd(entity_id: str | None, rev: str | None, fmt: str, no_cache: boo
     from memwarden.read.snapshot import default_rev
 
     repo = _repo()
-    graph = ent.entity_graph(repo, rev or default_rev(repo), use_cache=not no_cache)
+    graph = ent.entity_graph(repo, at or default_rev(repo), use_cache=not no_cache)
     if entity_id is None:
         if fmt == "json":
             click.echo(ent.render_json(graph), nl=False)
@@ -119,10 +119,8 @@ def entities_cmd(entity_id: str | None, rev: str | None, fmt: str, no_cache: boo
         raise SystemExit(0)
     view = ent.node_view(graph, entity_id)
     if view is None:
-        click.echo(f"memwarden: unknown entity {entity_id!r} at {graph['commit'][:12]} "
-                   f"({len(graph['nodes'])} entities; `memwarden entities` lists them)",
-                   err=True)
-        raise SystemExit(1)
+        raise Refused(f"unknown entity {entity_id!r} at {graph['commit'][:12]} "
+                      f"({len(graph['nodes'])} entities; `memwarden entities` lists them)")
     if fmt == "json":
         click.echo(ent.render_json(view), nl=False)
     else:

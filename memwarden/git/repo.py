@@ -178,7 +178,7 @@ class Repo:
             obj = self._repo.revparse_single(rev)
             commit = obj.peel(pygit2.Commit)
         except (KeyError, ValueError, pygit2.GitError, pygit2.InvalidSpecError):
-            raise MemwardenError(f"--rev {rev}: not a commit in {self.git_dir}") from None
+            raise MemwardenError(f"{rev}: no such branch or commit") from None
         sha = str(commit.id)
         if rev == sha:
             self._commits[sha] = sha
@@ -902,7 +902,7 @@ class BatchReader:
         if obj is False:
             return self.repo.resolve_commit(rev)
         if obj is None or obj[1] != b"commit":
-            raise MemwardenError(f"--rev {rev}: not a commit in {self.repo.git_dir}")
+            raise MemwardenError(f"{rev}: no such branch or commit")
         self._resolved[rev] = obj[0]
         self._commits[obj[0]] = obj[2]
         return obj[0]

@@ -207,9 +207,9 @@ def _pack(manifest: dict[str, Any], contents: dict[str, bytes], when: int) -> by
 
 def _check_out(out: Path, force: bool) -> None:
     if out.is_dir():
-        raise MemwardenError(f"--out {out}: is a directory")
+        raise MemwardenError(f"--output {out}: is a directory")
     if out.exists() and not force:
-        raise MemwardenError(f"--out {out}: already exists; pass --force to replace it")
+        raise MemwardenError(f"--output {out}: already exists; pass --force to replace it")
 
 
 def _write_atomic(out: Path, data: bytes) -> None:
@@ -220,7 +220,7 @@ def _write_atomic(out: Path, data: bytes) -> None:
         os.chmod(tmp, 0o644)
         os.replace(tmp, out)
     except OSError as exc:
-        raise MemwardenError(f"--out {out}: cannot write ({exc.strerror})") from None
+        raise MemwardenError(f"--output {out}: cannot write ({exc.strerror})") from None
 
 
 def write_agent_snapshot(repo: Repo, agent: str, label: str, rev: str, out: Path,
@@ -258,7 +258,7 @@ def write_bundle(repo: Repo, label: str, rev: str, out: Path, force: bool) -> di
         data = tmp.read_bytes()
         os.replace(tmp, out)
     except OSError as exc:
-        raise MemwardenError(f"--out {out}: cannot write ({exc.strerror})") from None
+        raise MemwardenError(f"--output {out}: cannot write ({exc.strerror})") from None
     finally:
         tmp.unlink(missing_ok=True)
         _git(repo, ["update-ref", "-d", ref, commit])

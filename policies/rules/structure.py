@@ -959,8 +959,8 @@ def check_entries(mf: MemFile, ctx: FileContext) -> Iterator[Finding]:
           '{"agents": [{"slug": "archivist-violin", "status": "active", ...}]}',
       good='registry.json: {"version": "1", "agents": [{"slug": "archivist-violin", '
            '"name": "Архіваріус Violin", "status": "paused", "version": "1.2.0"}]}',
-      fix="Regenerate registry.json from agents/*/_agent.md and commit it with the change "
-          "to the contract.")
+      fix="Run `memwarden maintain` (it rebuilds registry.json from agents/*/_agent.md), or "
+          "edit registry.json to match and commit it with the change to the contract.")
 def check_registry(ctx: TreeContext) -> Iterator[Finding]:
     contracts = {info.agent: info.path for info in ctx.files("agent_contract") if info.agent}
     registry_in_focus = ctx.in_focus(REGISTRY_PATH)
