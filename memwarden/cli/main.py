@@ -37,6 +37,7 @@ _LAZY = {
     "restore-fact": "memwarden.cli.evicted:restore_fact_cmd",
     "status": "memwarden.cli.status:status_cmd",
     "reject": "memwarden.cli.status:reject_cmd",
+    "report": "memwarden.cli.report:report_cmd",
 }
 
 
