@@ -6,11 +6,11 @@ Usage: python bench/report.py [--repo GEN_REPO | --agents N] [--rounds R] [--wor
 The history is made by real runs, not synthesised: R rounds (default 10) spread over 28
 days; in each one every agent proposes (in-process `propose`, like bench/apply.py), the
 branches go to a bare remote, and ONE `memwarden apply --all --push origin --approved-by
-bench --delete-branches` lands them. Every tenth agent adds enough facts each round to
-overflow facts.md (eviction commits first: the eviction loops the report must find), a
-few other agents overflow now and then, and three proposals a round carry a stale
-Expected-Version (rejected: version_conflict). After the last round 20 proposals stay
-pending and 3 more are rejected by their owner (`memwarden reject`).
+bench` lands them (the branches are then deleted in bulk). Every tenth agent adds
+enough facts each round to overflow facts.md (eviction commits first: the eviction loops
+the report must find), a few other agents overflow now and then, and three proposals a
+round carry a stale Expected-Version (rejected: version_conflict). After the last round
+20 proposals stay pending and 3 more are rejected by their owner (`memwarden reject`).
 
 Then, in a bare clone of the remote (what a CI job has): the cold report (no
 .git/memwarden/), the warm one (same commit, caches kept), both subprocesses with
@@ -119,14 +119,14 @@ def build_history(src: Path, root: Path, rounds: int) -> tuple[Path, dict[str, A
         git(work, "push", "-q", str(origin), "refs/heads/proposals/*:refs/heads/proposals/*")
         now = (START + _dt.timedelta(days=SPAN_DAYS * r / max(1, rounds - 1), hours=6))
         proc = mw(work, "apply", "--all", "--push", str(origin), "--approved-by", "bench",
-                  "--delete-branches", "--now", now.strftime("%Y-%m-%dT%H:%M:%SZ"))
+                  "--now", now.strftime("%Y-%m-%dT%H:%M:%SZ"))
         if proc.returncode not in (0, 1):
             raise SystemExit(f"apply failed: {proc.stderr[-3000:]}")
         for res in json.loads(proc.stdout)["results"]:
             key = res["status"] + (":" + res["reason"] if res["reason"] else "")
             info["statuses"][key] = info["statuses"].get(key, 0) + 1
-        # rejected proposals' branches are kept by apply: drop them so the next round's
-        # listing holds only its own
+        # what --delete-branches does one push at a time, in one go: applied branches leave
+        # (and rejected ones too, so the next round's listing holds only its own)
         for repo_dir in (work, origin):
             for ref in git(repo_dir, "for-each-ref", "--format=%(refname)",
                            "refs/heads/proposals/").split():

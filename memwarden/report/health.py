@@ -190,12 +190,12 @@ def _gate_decision(repo: Repo, branch: str, head: str, at: str, today: _dt.date,
 def proposals(repo: Repo, config: Config, at: str, at_time: int, since: int,
               applied_ids: set[str], cache: HistoryCache, gate_pending: bool
               ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """(pending proposal branches with age and gate decision, proposals rejected in the
-    range with their reasons)."""
+    """(pending proposal branches with age and gate decision, proposals rejected since
+    `since` with their reasons), as the branches and lifecycle notes are now."""
     notes = notes_summary(repo, cache)
     prefix = "refs/heads/" + config.data["proposal_prefix"]
     today = _dt.datetime.fromtimestamp(at_time, _dt.UTC).date()
-    pending = []
+    waiting = []
     for ref in repo.refs(prefix):
         tip = repo.ref_target(ref)
         if tip is None:
@@ -206,7 +206,15 @@ def proposals(repo: Repo, config: Config, at: str, at_time: int, since: int,
         state = note.get("state", "pending")
         if state in lifecycle.TERMINAL or pid in applied_ids or head != tip:
             continue  # landed (apply moves a pushed branch to the commit that landed)
-        created = repo.commit_time(head)
+        waiting.append((ref, head, pid, state, note, repo.commit_time(head)))
+    # Branches and notes are not part of the commit: ages are taken at the latest of the
+    # commit's time, the newest proposal and the newest lifecycle event (their own clocks,
+    # never the notes commit's wall-clock time), so a proposal made after main last moved
+    # does not look 0 days old forever.
+    clock = max([at_time, *(w[5] for w in waiting),
+                 *(parse_iso(n.get("at") or "") or 0 for n in notes.values())])
+    pending = []
+    for ref, head, pid, state, note, created in waiting:
         decision = note.get("decision")
         decided_by = "lifecycle notes" if decision else None
         if decision is None and gate_pending:
@@ -214,14 +222,14 @@ def proposals(repo: Repo, config: Config, at: str, at_time: int, since: int,
         pending.append({
             "proposalId": pid, "agentId": ref[len(prefix):].split("/", 1)[0],
             "branch": ref[len("refs/heads/"):], "head": head, "state": state,
-            "created": iso(created), "ageDays": round(max(0, at_time - created) / DAY, 1),
+            "created": iso(created), "ageDays": round(max(0, clock - created) / DAY, 1),
             "decision": decision, "decisionSource": decided_by,
             "command": f"memwarden status {pid}"})
     pending.sort(key=lambda p: (p["created"], p["proposalId"]))
     rejected = []
     for head, note in notes.items():
         when = parse_iso(note.get("at") or "")
-        if note["state"] != "rejected" or when is None or not since <= when <= at_time:
+        if note["state"] != "rejected" or when is None or when < since:
             continue
         rejected.append({"proposalId": note.get("proposalId"), "agentId": note.get("agentId"),
                          "head": head, "at": note.get("at"),
@@ -399,7 +407,8 @@ def build(repo: Repo, at_rev: str | None = None, since: int | None = None,
                                    f"{at[:12]}",
                            "evicted": f"memwarden evicted {a['agentId']} --since "
                                       f"{since_day}"}})
-    agents.sort(key=lambda a: (-(a["layer1"]["layer1_total"]["ratio"] or 0), a["agentId"]))
+    agents.sort(key=lambda a: (-max(v["ratio"] or 0 for v in a["layer1"].values()),
+                               a["agentId"]))  # nearest to any of its limits first
     findings = findings_summary(repo, config, at, at_time) if with_findings else None
     loops = eviction_loops(by_agent)
     ws = waivers(config, at_time)

@@ -188,7 +188,7 @@ def _agents(doc: dict[str, Any]) -> str:
     return (
         '<div class="wrap"><table><caption>Layer 1 tokens at the report\'s commit against '
         "each agent's HARD limits (bars run from zero; the solid line is the HARD limit, the "
-        "dashed one 90%), highest total first. Tokens: "
+        "dashed one 90%), nearest to any of its limits first. Tokens: "
         f"{_cmd(f'git show {at}:memory/<agent>/meta.json')} (source column: counted when "
         f"meta.json does not match the files); content: "
         f"{_cmd(f'memwarden read <agent> --mode wide --at {at}')}; trend: Layer 1 total "
@@ -309,9 +309,13 @@ def _size_chart(doc: dict[str, Any]) -> str:
         return '<p class="nodata">no data</p>'
     top = max(p["bytes"] for p in pts) or 1
     width, left, base = 900, 80, 160
-    step = (width - left - 20) / (len(pts) - 1)
-    coords = " ".join(f"{left + i * step:.1f},{base - 140 * p['bytes'] / top:.1f}"
-                      for i, p in enumerate(pts))
+    from memwarden.report.health import parse_iso
+
+    times = [parse_iso(p["date"] + "T00:00:00Z") or 0 for p in pts]
+    span = max(1, times[-1] - times[0])
+    coords = " ".join(f"{left + (width - left - 20) * (t - times[0]) / span:.1f},"
+                      f"{base - 140 * p['bytes'] / top:.1f}" for t, p in zip(times, pts,
+                                                                                strict=True))
     first, last = pts[0], pts[-1]
     desc = (f"From {first['bytes']:,} bytes ({first['files']:,} files) on {first['date']} to "
             f"{last['bytes']:,} bytes ({last['files']:,} files) on {last['date']}, "
@@ -366,14 +370,15 @@ def render_html(doc: dict[str, Any]) -> str:
         ("decision", "gate decision", "s"), ("decisionSource", "decided by", "s"),
         ("command", "detail", "code")],
         "No proposals are waiting.",
-        "Proposal branches not yet applied or rejected, oldest first; age at the report's "
-        f"commit time. Gate: {_cmd('memwarden gate <branch>')}.")
+        "Proposal branches not yet applied or rejected, oldest first; age at the latest of "
+        "the report's commit time, the newest proposal and the newest lifecycle event. Gate: "
+        f"{_cmd('memwarden gate <branch>')}.")
     rejected = _table(doc["rejected"], [
         ("proposalId", "proposal", "s"), ("agentId", "agent", "s"), ("at", "when", "s"),
         ("reason", "reason", "s"), ("resolution", "resolution", "s"),
         ("message", "message", "s"), ("by", "by", "s"), ("command", "detail", "code")],
         "No proposal was rejected in the range.",
-        "Rejections recorded in the lifecycle notes during the range, newest first.")
+        "Rejections recorded in the lifecycle notes since the range's start, newest first.")
     waivers = _table(doc["waivers"], [
         ("rule", "rule", "s"), ("path", "path", "s"), ("expires", "expires", "s"),
         ("daysLeft", "days left", "n"), ("state", "state", "s"), ("reason", "reason", "s")],

@@ -66,7 +66,8 @@ def render_markdown(doc: dict[str, Any]) -> str:
         ["findings: warnings", None if f is None else f["warnings"], f"`{c['findings']}`"],
     ])
     agents = doc["agents"]
-    lines += ["", f"### Layer 1 budgets: the {min(TOP_AGENTS, len(agents))} fullest agents", "",
+    shown = min(TOP_AGENTS, len(agents))
+    lines += ["", f"### Layer 1 budgets: the {shown} agents nearest a limit", "",
               "Tokens / HARD limit (share); ⚠ over = over the limit, near = at 90% or more. "
               f"Detail: `git show {at['commit'][:12]}:memory/<agent>/meta.json`.", ""]
     if agents:
