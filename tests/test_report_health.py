@@ -225,13 +225,13 @@ def test_a_warm_report_summarises_only_new_commits(built, tmp_path, monkeypatch)
     root = built["root"]
     doc_of(root)  # warm the cache
     calls: list[str] = []
-    real = history.summarise_commit
+    real = history.summarise_commits
 
-    def counting(repo, sha):
-        calls.append(sha)
-        return real(repo, sha)
+    def counting(repo, docs):
+        calls.extend(d["id"] for d in docs)
+        return real(repo, docs)
 
-    monkeypatch.setattr(history, "summarise_commit", counting)
+    monkeypatch.setattr(history, "summarise_commits", counting)
     doc_of(root)
     assert calls == []
     # a new commit on main in a copy: only it is summarised

@@ -24,8 +24,7 @@ from memwarden.git.repo import Repo
 from memwarden.model.config import Config, load_config_at
 from memwarden.model.errors import MemwardenError
 from memwarden.model.layout import AGENT_ID_RE, LAYER1
-from memwarden.model.trailers import parse_trailers
-from memwarden.report.history import HistoryCache, history, meta_tokens
+from memwarden.report.history import HistoryCache, history, meta_tokens, trailers_of
 
 SCHEMA_ID = "https://memwarden.invalid/schemas/report.schema.json"
 DEFAULT_DAYS = 30
@@ -33,6 +32,7 @@ WARN_RATIO = 0.9  # the line drawn on every budget bar
 WAIVER_SOON_DAYS = 30
 LOOP_WINDOW = 10  # an agent's most recent applies looked at for an eviction loop
 LOOP_MIN_APPLIES = 3
+GATE_MAX = 50  # pending proposals without a recorded decision gated per report (oldest)
 EVICTED_LIST_MAX = 500  # entries listed in full; the rest are counted and named by command
 DAY = 86400
 
@@ -163,11 +163,8 @@ def notes_summary(repo: Repo, cache: HistoryCache) -> dict[str, dict[str, Any]]:
 def _proposal_head(repo: Repo, tip: str, notes: dict[str, Any]) -> str:
     if tip in notes:
         return tip
-    raw = repo.commit_message(tip).decode("utf-8", "replace")
-    for t in parse_trailers(raw):
-        if t.key.lower() == "proposal-head":
-            return t.value.strip()
-    return tip
+    return trailers_of(repo.commit_message(tip).decode("utf-8", "replace")).get(
+        "proposal-head", tip)
 
 
 def _gate_decision(repo: Repo, branch: str, head: str, at: str, today: _dt.date,
@@ -180,7 +177,8 @@ def _gate_decision(repo: Repo, branch: str, head: str, at: str, today: _dt.date,
     key = f"{head}:{at}"
     if key not in gates:
         try:
-            gates[key] = gate(repo, branch, at, today=today, preview=False).extra()["decision"]
+            gates[key] = gate(repo, branch, at, today=today, preview=False,
+                              disk_cache=False).extra()["decision"]
         except MemwardenError as exc:
             gates[key] = f"error: {exc}"
         cache.dirty = True
@@ -213,12 +211,15 @@ def proposals(repo: Repo, config: Config, at: str, at_time: int, since: int,
     # does not look 0 days old forever.
     clock = max([at_time, *(w[5] for w in waiting),
                  *(parse_iso(n.get("at") or "") or 0 for n in notes.values())])
+    waiting.sort(key=lambda w: (w[5], w[2]))
     pending = []
+    gated = 0
     for ref, head, pid, state, note, created in waiting:
         decision = note.get("decision")
         decided_by = "lifecycle notes" if decision else None
-        if decision is None and gate_pending:
+        if decision is None and gate_pending and gated < GATE_MAX:
             decision, decided_by = _gate_decision(repo, ref, head, at, today, cache), "gate"
+            gated += 1
         pending.append({
             "proposalId": pid, "agentId": ref[len(prefix):].split("/", 1)[0],
             "branch": ref[len("refs/heads/"):], "head": head, "state": state,

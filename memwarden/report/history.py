@@ -16,13 +16,13 @@ from typing import Any
 
 from memwarden.cachedir import atomic_write
 from memwarden.git.repo import Repo
-from memwarden.model.trailers import parse_trailers
 
 CACHE_FORMAT = 1
 # `- facts.md 0a1b2c3d4e (stale-fact): text` in an eviction or maintenance commit.
 LISTING_RE = re.compile(r"^[-*]\s+(\S+\.md)\s+([A-Za-z0-9][A-Za-z0-9._-]*)\s+"
                         r"\(([A-Za-z][A-Za-z0-9_-]*)\):\s?(.*)$")
 SUBJECT_AGENT_RE = re.compile(r"^memory-(?:update|evict|maintain):\s*([a-z0-9][a-z0-9-]*)")
+TRAILER_RE = re.compile(r"^([A-Za-z0-9][A-Za-z0-9-]*):\s*(.*)$")
 META_RE = re.compile(r"^memory/([a-z0-9][a-z0-9-]*)/meta\.json$")
 TOKEN_KEYS = (("snapshot", "snapshotTokenCount"), ("facts", "factsTokenCount"),
               ("open_loops", "openLoopsTokenCount"))
@@ -38,6 +38,22 @@ def _kind(subject: str, trailers: dict[str, str]) -> str:
     if trailers.get("human-edit", "").lower() == "true":
         return "human"
     return "other"
+
+
+def trailers_of(message: str) -> dict[str, str]:
+    """The `Key: value` lines of the message's last paragraph, first of each key (what apply,
+    propose and the hooks write; the full git semantics live in model/trailers.py, ~40 times
+    slower, which a walk over 10,000 commits notices)."""
+    last = message.rstrip().rsplit("\n\n", 1)[-1]
+    out: dict[str, str] = {}
+    for line in last.splitlines():
+        m = TRAILER_RE.match(line)
+        if m is None:
+            if line[:1] in (" ", "\t"):
+                continue  # a folded value's continuation
+            return {}  # not a trailer block
+        out.setdefault(m.group(1).lower(), " ".join(m.group(2).split()))
+    return out
 
 
 def meta_tokens(data: bytes | None) -> dict[str, Any] | None:
@@ -63,20 +79,15 @@ def meta_tokens(data: bytes | None) -> dict[str, Any] | None:
     return out
 
 
-def summarise_commit(repo: Repo, sha: str) -> dict[str, Any]:
-    """The summary of one commit; its `size`/`files` are deltas until `resolve_sizes`."""
-    info = repo.commit_info(sha)
-    message = info["raw_message"].decode("utf-8", "replace")
+def describe(sha: str, raw: bytes, time: int) -> dict[str, Any]:
+    """What a commit's message says: its kind, agent, proposal and evicted entries."""
+    message = raw.decode("utf-8", "replace")
     subject = message.split("\n", 1)[0]
-    trailers: dict[str, str] = {}
-    for t in parse_trailers(message):
-        trailers.setdefault(t.key.lower(), " ".join(t.value.split()))
+    trailers = trailers_of(message)
     kind = _kind(subject, trailers)
     m = SUBJECT_AGENT_RE.match(subject)
-    agent = trailers.get("agent-id") or (m.group(1) if m else None)
-    parent = info["parents"][0] if info["parents"] else None
-    doc: dict[str, Any] = {"id": sha, "parent": parent, "time": info["committer"][2],
-                           "kind": kind, "agent": agent}
+    doc: dict[str, Any] = {"id": sha, "parent": None, "time": time, "kind": kind,
+                           "agent": trailers.get("agent-id") or (m.group(1) if m else None)}
     if kind == "apply":
         doc["proposalId"] = trailers.get("applied-proposal")
         doc["runId"] = trailers.get("run-id")
@@ -87,26 +98,31 @@ def summarise_commit(repo: Repo, sha: str) -> dict[str, Any]:
         doc["evicted"] = [{"file": g[0], "id": g[1], "reason": g[2], "entry": g[3]}
                           for g in (LISTING_RE.match(line) for line in message.splitlines())
                           for g in ([g.groups()] if g else [])]
-    size = files = 0
-    metas: dict[str, Any] = {}
-    for path in info["touched"]:
-        old = repo.entry_at(parent, path) if parent else None
-        new = repo.entry_at(sha, path)
-        if old is not None:
-            size -= repo.blob_size(old.oid)
-            files -= 1
-        if new is not None:
-            size += repo.blob_size(new.oid)
-            files += 1
-        mm = META_RE.match(path)
-        if mm and new is not None:
-            tokens = meta_tokens(repo.read_blob(new.oid))
-            if tokens is not None:
-                metas[mm.group(1)] = tokens
-    if metas:
-        doc["meta"] = metas
-    doc["sizeDelta"], doc["filesDelta"] = size, files
     return doc
+
+
+def summarise_commits(repo: Repo, docs: list[dict[str, Any]]) -> None:
+    """Add what each commit changed: the token counts of the meta.json files it wrote, and
+    the change of the tree's size (`sizeDelta`, `filesDelta`)."""
+    changes = repo.first_parent_changes([d["id"] for d in docs])
+    for doc in docs:
+        size = files = 0
+        metas: dict[str, Any] = {}
+        for path, old, new in changes.get(doc["id"], ()):
+            if old is not None:
+                size -= repo.blob_size(old)
+                files -= 1
+            if new is not None:
+                size += repo.blob_size(new)
+                files += 1
+                mm = META_RE.match(path)
+                if mm:
+                    tokens = meta_tokens(repo.read_blob(new))
+                    if tokens is not None:
+                        metas[mm.group(1)] = tokens
+        if metas:
+            doc["meta"] = metas
+        doc["sizeDelta"], doc["filesDelta"] = size, files
 
 
 def tree_size(repo: Repo, sha: str) -> tuple[int, int]:
@@ -153,18 +169,32 @@ class HistoryCache:
 def history(repo: Repo, at: str, since: int, cache: HistoryCache) -> list[dict[str, Any]]:
     """Summaries of main's first-parent commits from `at` back to the first one older than
     `since` (kept as the baseline of the range, when there is one), oldest first, each with
-    its absolute `size` and `files`."""
+    its absolute `size` and `files`. Only commits the cache does not hold are read."""
     chain: list[dict[str, Any]] = []
+    new: list[dict[str, Any]] = []
     sha: str | None = at
     while sha is not None:
         doc = cache.commits.get(sha)
-        if doc is None:
-            doc = summarise_commit(repo, sha)
-            cache.put(doc)
-        chain.append(doc)
-        if doc["time"] < since:
-            break
-        sha = doc["parent"]
+        if doc is not None:
+            chain.append(doc)
+            sha = None if doc["time"] < since else doc["parent"]
+            continue
+        start, sha = sha, None  # sha: where a cached stretch of history starts again
+        prev: dict[str, Any] | None = None
+        for s, raw in repo.first_parent_log(start):
+            if prev is not None:
+                prev["parent"] = s
+                if prev["time"] < since:
+                    break
+            if s in cache.commits:
+                sha = s
+                break
+            prev = describe(s, raw, repo.commit_time(s))
+            chain.append(prev)
+            new.append(prev)
+    summarise_commits(repo, new)
+    for doc in new:
+        cache.put(doc)
     chain.reverse()
     for i, doc in enumerate(chain):
         if "size" in doc:

@@ -364,7 +364,7 @@ def render_html(doc: dict[str, Any]) -> str:
         "No eviction loops: no agent evicted in most of its recent applies.",
         "Agents that evicted in more than half of their last applies (at least 3) in the "
         "range: their memory fits only by throwing something out each run.")
-    pending = _table(doc["pending"], [
+    pending = _table([{**p, "decision": p["decision"] or "not gated"} for p in doc["pending"]], [
         ("proposalId", "proposal", "s"), ("agentId", "agent", "s"),
         ("ageDays", "age (days)", "n"), ("state", "state", "s"),
         ("decision", "gate decision", "s"), ("decisionSource", "decided by", "s"),

@@ -99,7 +99,8 @@ def render_markdown(doc: dict[str, Any]) -> str:
     if doc["pending"]:
         lines += _table(["proposal", "agent", "age (days)", "state", "gate decision", "detail"],
                         [[p["proposalId"], p["agentId"], p["ageDays"], p["state"],
-                          p["decision"], f"`{p['command']}`"] for p in doc["pending"][:ROWS_MAX]])
+                          p["decision"] or "not gated", f"`{p['command']}`"]
+                         for p in doc["pending"][:ROWS_MAX]])
         lines += _more(len(doc["pending"]) - ROWS_MAX, "pending proposals")
     else:
         lines.append("No proposals are waiting.")
