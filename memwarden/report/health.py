@@ -393,12 +393,16 @@ def build(repo: Repo, at_rev: str | None = None, since: int | None = None,
                                   gate_pending)
     ev = evictions(commits, since, at_time)
     since_day = iso(since)[:10]
+    trends: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for c in commits:
+        if c["kind"] == "apply":
+            for agent, m in c.get("meta", {}).items():
+                trends[agent].append({"date": iso(c["time"]), "commit": c["id"],
+                                      "tokens": m["snapshot"] + m["facts"] + m["open_loops"]})
     agents = []
     for a in state:
         runs = by_agent.get(a["agentId"], [])
-        trend = [{"date": iso(c["time"]), "commit": c["id"], "tokens": sum(
-            c["meta"][a["agentId"]][k] for k in ("snapshot", "facts", "open_loops"))}
-            for c in commits if c["kind"] == "apply" and a["agentId"] in c.get("meta", {})]
+        trend = trends.get(a["agentId"], [])
         agents.append({**a, "applies": len(runs),
                        "evictingApplies": sum(1 for r in runs if r["evicted"]),
                        "evicted": sum(r["evicted"] for r in runs), "trend": trend,

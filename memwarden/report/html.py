@@ -41,20 +41,22 @@ th,td{border-bottom:1px solid var(--line);padding:3px 6px;text-align:left;
 vertical-align:middle}
 th{background:#f6f8fa;font-weight:600}td code,td.d{white-space:nowrap}td.r,th.r{text-align:right}
 caption{text-align:left;color:var(--mute);padding:.2em 0;caption-side:top}
-.bar{width:110px;height:12px;vertical-align:middle}
+.bar{width:84px;height:11px;vertical-align:middle}
+table.budgets{font-size:13px}
+table.budgets th[scope=row]{white-space:normal;overflow-wrap:anywhere;min-width:8em}
 .k{fill:#eef1f4}.v{fill:var(--bar)}.v.w{fill:var(--warn)}.v.o{fill:var(--bad)}
 .n9{stroke:var(--warn);stroke-width:1.2;stroke-dasharray:2 1.5}
 .hl{stroke:var(--ink);stroke-width:1.6}
-.spark{width:120px;height:26px;vertical-align:middle}
+.spark{width:96px;height:22px;vertical-align:middle}
 .spark polyline{fill:none;stroke:var(--bar);stroke-width:1.4}
 .spark circle{fill:var(--bar)}
 .tag{font-size:12px;font-weight:600;padding:0 .3em;border-radius:3px;border:1px solid}
 .tag.w{color:var(--warn)}.tag.o{color:var(--bad)}
 .chart{width:100%;max-width:1100px;height:auto}
 .chart text{font:11px system-ui,sans-serif;fill:var(--ink)}
-.chart path,.bar path,.spark path{fill:none}
+.chart path,.bar path,.spark path,#sl path,#bl path{fill:none}
 .chart .axis{stroke:var(--mute);stroke-width:1}
-.chart .grid{stroke:var(--line);stroke-width:1}
+.grid{stroke:var(--line);stroke-width:1}
 .chart rect.wk{fill:var(--bar)}.chart a:hover rect.wk,.chart a:focus rect.wk{fill:var(--bad)}
 .chart polyline{fill:none;stroke:var(--bar);stroke-width:2}
 .nodata{color:var(--mute);font-style:italic}
@@ -86,26 +88,34 @@ def _pct(ratio: float | None) -> str:
     return "no limit" if ratio is None else f"{ratio * 100:.0f}%"
 
 
+# Drawn once and reused by every bar and trend (<use>): a 1,000-agent page stays small.
+SHARED = ('<svg width="0" height="0" style="position:absolute" aria-hidden="true"><defs>'
+          '<g id="bk"><rect class="k" width="110" height="12"/></g>'
+          '<g id="bl"><path class="n9" d="M90 0v12"/><path class="hl" d="M100 0v12"/></g>'
+          '<g id="sl"><path class="hl" d="M0 4H120"/><path class="n9" d="M0 6H120"/>'
+          '<path class="grid" d="M0 24H120"/></g></defs></svg>')
+
+
 def _budget_bar(label: str, cell: dict[str, Any], warn: float) -> str:
     """A bar from zero to 110% of the HARD limit: the limit and the 90% line drawn, the
     value in text beside it (and a word, not a colour, when near or over)."""
     tokens, limit, ratio = cell["tokens"], cell["limit"], cell["ratio"]
     width = min(110.0, 100.0 * tokens / limit) if limit else 0.0
-    cls = "v o" if ratio is not None and ratio > 1 else "v w" if (ratio or 0) >= warn else "v"
-    state = " over HARD" if ratio is not None and ratio > 1 else \
-        " near limit" if (ratio or 0) >= warn else ""
-    aria = f"{label}: {tokens:,} of {limit:,} tokens, {_pct(ratio)}{state}"
-    tag = '<span class="tag o">over</span>' if "over" in state else \
-        '<span class="tag w">≥90%</span>' if state else ""
+    over = ratio is not None and ratio > 1
+    near = not over and (ratio or 0) >= warn
+    cls = "v o" if over else "v w" if near else "v"
+    aria = f"{label} {tokens:,} of {limit:,} ({_pct(ratio)}{', over' if over else ''})"
+    tag = '<span class="tag o">over</span>' if over else \
+        '<span class="tag w">≥90%</span>' if near else ""
     return (f'<svg class="bar" viewBox="0 0 110 12" role="img" aria-label="{escape(aria)}">'
-            f'<rect class="k" width="110" height="12"/><rect class="{cls}" y="2" '
-            f'width="{width:.1f}" height="8"/><path class="n9" d="M{warn * 100:.0f} 0v12"/>'
-            f'<path class="hl" d="M100 0v12"/></svg> {tokens:,}/{limit:,} {tag}')
+            f'<use href="#bk"/><rect class="{cls}" y="2" width="{width:.4g}" height="8"/>'
+            f'<use href="#bl"/></svg><br>{tokens:,}/{limit:,} {tag}')
 
 
 def _spark(trend: list[dict[str, Any]], limit: int, since: int, until: int,
            agent: str) -> str:
-    """Layer 1 tokens after each apply in the range, y from zero to the HARD total."""
+    """Layer 1 tokens after each apply in the range, y from zero to 110% of the HARD total
+    (the solid line is the limit, the dashed one 90%)."""
     if not trend:
         return '<span class="nodata">no applies in range</span>'
     span = max(1, until - since)
@@ -116,17 +126,13 @@ def _spark(trend: list[dict[str, Any]], limit: int, since: int, until: int,
         t = parse_iso(p["date"]) or since
         x = 2 + 116 * (t - since) / span
         y = 24 - 22 * min(1.1, p["tokens"] / limit if limit else 0) / 1.1
-        pts.append(f"{x:.1f},{y:.1f}")
+        pts.append((round(x, 1), round(y, 1)))
     first, last = trend[0]["tokens"], trend[-1]["tokens"]
-    aria = (f"{agent} Layer 1 tokens over the range: {len(trend)} applies, from {first:,} "
-            f"to {last:,} of {limit:,}")
-    lim_y = 24 - 22 / 1.1
-    shape = (f'<polyline points="{" ".join(pts)}"/>' if len(pts) > 1 else
-             f'<circle cx="{pts[0].split(",")[0]}" cy="{pts[0].split(",")[1]}" r="2"/>')
+    aria = f"{agent}: {len(trend)} applies, {first:,} to {last:,} of {limit:,}"
+    shape = (f'<polyline points="{" ".join(f"{x:g},{y:g}" for x, y in pts)}"/>'
+             if len(pts) > 1 else f'<circle cx="{pts[0][0]:g}" cy="{pts[0][1]:g}" r="2"/>')
     return (f'<svg class="spark" viewBox="0 0 120 26" role="img" aria-label="{escape(aria)}">'
-            f'<path class="hl" d="M0 {lim_y:.1f}H120"/><path class="n9" d="M0 '
-            f'{24 - 22 * 0.9 / 1.1:.1f}H120"/><path class="grid" d="M0 24H120" '
-            f'stroke="#d0d7de"/>{shape}</svg> {last:,}')
+            f'<use href="#sl"/>{shape}</svg><br>{last:,}')
 
 
 def _summary(doc: dict[str, Any]) -> str:
@@ -186,15 +192,16 @@ def _agents(doc: dict[str, Any]) -> str:
         return '<p class="nodata">No agents: main has no memory/&lt;agent&gt;/ folders.</p>'
     at = doc["at"]["commit"][:12]
     return (
-        '<div class="wrap"><table><caption>Layer 1 tokens at the report\'s commit against '
+        '<p class="meta">Layer 1 tokens at the report\'s commit against '
         "each agent's HARD limits (bars run from zero; the solid line is the HARD limit, the "
         "dashed one 90%), nearest to any of its limits first. Tokens: "
         f"{_cmd(f'git show {at}:memory/<agent>/meta.json')} (source column: counted when "
         f"meta.json does not match the files); content: "
         f"{_cmd(f'memwarden read <agent> --mode wide --at {at}')}; trend: Layer 1 total "
         f"after each apply in the range, from zero to the HARD total; evictions: "
-        f"{_cmd(f'memwarden evicted <agent> --since {since}')}.</caption>"
-        '<thead><tr><th scope="col">agent</th><th scope="col">Layer 1 total</th>'
+        f"{_cmd(f'memwarden evicted <agent> --since {since}')}.</p>"
+        '<div class="wrap"><table class="budgets"><thead><tr><th scope="col">agent</th>'
+        '<th scope="col">Layer 1 total</th>'
         '<th scope="col">snapshot</th><th scope="col">facts</th><th scope="col">open loops'
         '</th><th scope="col">trend (range)</th><th scope="col" class="r">applies</th>'
         '<th scope="col" class="r">evicting applies</th><th scope="col" class="r">entries '
@@ -403,7 +410,7 @@ def render_html(doc: dict[str, Any]) -> str:
     return (
         f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         f'<meta name="viewport" content="width=device-width, initial-scale=1">'
-        f"<title>{escape(title)}</title><style>{CSS}</style></head><body>\n"
+        f"<title>{escape(title)}</title><style>{CSS}</style></head><body>{SHARED}\n"
         f"<header><h1>{escape(title)}</h1><p class=\"meta\">Range {escape(rng['since'])} to "
         f"{escape(rng['until'])} (the commit's time): {rng['commits']:,} commits on the first-"
         f"parent history ({_cmd(rng['command'])}). Commit <code>{escape(at['commit'])}</code>"
