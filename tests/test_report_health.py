@@ -437,3 +437,11 @@ def test_the_action_writes_the_summary_and_the_html(built, tmp_path):
     assert (tmp_path / "r.html").read_text().startswith("<!DOCTYPE html>")
     out = files["GITHUB_OUTPUT"].read_text()
     assert "report<<" in out and str(tmp_path / "r.html") in out
+
+
+def test_a_repository_without_main_is_a_clear_error(tmp_path, mw):
+    from conftest import make_repo
+
+    root = make_repo(tmp_path, {}, commit=False)
+    code, out, err = mw(root, "report")
+    assert code == 2 and "memwarden: error: report: --at refs/heads/main: not a commit" in err

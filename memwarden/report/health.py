@@ -370,7 +370,10 @@ def build(repo: Repo, at_rev: str | None = None, since: int | None = None,
     """The report document (validates against schemas/report.schema.json)."""
     main_name = load_config_at(repo, None, config_path).data["main_branch"]
     rev = at_rev or f"refs/heads/{main_name}"
-    at = repo.resolve_commit(rev)
+    try:
+        at = repo.resolve_commit(rev)
+    except MemwardenError:
+        raise MemwardenError(f"report: --at {rev}: not a commit in {repo.git_dir}") from None
     config = load_config_at(repo, at, config_path)
     at_time = repo.commit_time(at)
     if since is None:
