@@ -154,10 +154,20 @@ def build_history(src: Path, root: Path, rounds: int) -> tuple[Path, dict[str, A
     return origin, info
 
 
+CPU: dict[str, float] = {}  # label -> CPU seconds (user + sys) of the last timed run
+
+
 def timed(cwd: Path, *args: str) -> tuple[float, subprocess.CompletedProcess[str]]:
+    """Wall seconds of one `memwarden report` subprocess (CPU seconds, with its children,
+    in CPU["last"]: on a shared machine the wall clock also measures the neighbours)."""
+    import resource
+
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     proc = mw(cwd, "report", *args)
     seconds = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    CPU["last"] = round(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime, 2)
     if proc.returncode != 0:
         raise SystemExit(f"report {' '.join(args)} failed: {proc.stderr[-3000:]}")
     return round(seconds, 2), proc
@@ -176,8 +186,11 @@ def measure(origin: Path, root: Path) -> dict[str, Any]:
         html = root / f"report-{label}.html"
         row["cold_html_s"], _ = timed(clone, "--since", since, "--format", "html", "-o",
                                       str(html), *extra)
-        row["warm_html_s"], _ = timed(clone, "--since", since, "--format", "html", "-o",
-                                      str(html), *extra)
+        row["cold_html_cpu_s"] = CPU["last"]
+        for run in range(3):
+            row[f"warm_html_s_{run}"], _ = timed(clone, "--since", since, "--format", "html",
+                                                 "-o", str(html), *extra)
+            row[f"warm_html_cpu_s_{run}"] = CPU["last"]
         row["warm_md_s"], md = timed(clone, "--since", since, "--format", "md", *extra)
         row["warm_json_s"], js = timed(clone, "--since", since, "--format", "json", *extra)
         row["html_bytes"] = html.stat().st_size
@@ -192,6 +205,8 @@ def measure(origin: Path, root: Path) -> dict[str, Any]:
     shutil.rmtree(clone / "memwarden", ignore_errors=True)
     out["default_range_cold_html_s"], _ = timed(clone, "--format", "html", "-o",
                                                 str(root / "default.html"), "--no-findings")
+    out["default_range_cold_html_cpu_s"] = CPU["last"]
+    out["load_average"] = os.getloadavg()
     shutil.copy(root / "report-with_findings.html", OUT / "report-1000.html")
     return out
 
