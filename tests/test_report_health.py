@@ -445,3 +445,37 @@ def test_a_repository_without_main_is_a_clear_error(tmp_path, mw):
     root = make_repo(tmp_path, {}, commit=False)
     code, out, err = mw(root, "report")
     assert code == 2 and "memwarden: error: report: --at refs/heads/main: not a commit" in err
+
+
+def test_first_parent_changes_match_git_diff(tmp_path):
+    """The batch tree diff against each commit's first parent, merges and the root
+    included, as `git diff --raw` reports it."""
+    from conftest import make_repo
+
+    from memwarden.git.repo import open_repo
+
+    root = make_repo(tmp_path, {"memory/a/facts.md": "one\n", "x.md": "x\n"})
+    git(root, "checkout", "-qb", "side")
+    (root / "memory/a/facts.md").write_text("two\n")
+    git(root, "commit", "-qam", "side\n\nHuman-Edit: true")
+    git(root, "checkout", "-q", "main")
+    (root / "x.md").unlink()
+    (root / "y.md").write_text("y\n")
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "main\n\nHuman-Edit: true")
+    git(root, "merge", "-q", "--no-ff", "-m", "merge side\n\nHuman-Edit: true", "side")
+    repo = open_repo(root)
+    commits = git(root, "rev-list", "--first-parent", "main").split()
+    got = repo.first_parent_changes(commits)
+    assert set(got) == set(commits)
+    for sha in commits:
+        parent = git(root, "rev-list", "--max-count=1", "--skip=1", "--first-parent", sha)
+        base = parent.strip() or "4b825dc642cb6eb9a060e54bf8d69288fbee4904"  # empty tree
+        want = []
+        for line in git(root, "diff", "--raw", "--no-abbrev", "--no-renames", base,
+                        sha).splitlines():
+            meta, path = line.split("\t")
+            _, _, old, new, _ = meta.split()
+            want.append((path, None if set(old) == {"0"} else old,
+                         None if set(new) == {"0"} else new))
+        assert sorted(got[sha]) == sorted(want), sha
