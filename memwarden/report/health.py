@@ -24,7 +24,7 @@ from memwarden.git.repo import Repo
 from memwarden.model.config import Config, load_config_at
 from memwarden.model.errors import MemwardenError
 from memwarden.model.layout import AGENT_ID_RE, LAYER1
-from memwarden.report.history import HistoryCache, history, meta_tokens, trailers_of
+from memwarden.report.history import HistoryCache, history, tokens_of, trailers_of
 
 SCHEMA_ID = "https://memwarden.invalid/schemas/report.schema.json"
 DEFAULT_DAYS = 30
@@ -85,7 +85,7 @@ def agent_state(repo: Repo, config: Config, at: str) -> list[dict[str, Any]]:
                 meta_doc = loaded if isinstance(loaded, dict) else {}
             except ValueError:
                 meta_doc = {}
-        tokens = meta_tokens(json.dumps(meta_doc).encode()) if meta_doc else None
+        tokens = tokens_of(meta_doc)
         texts = {name: repo.read_blob(files[name]).decode("utf-8", "replace")
                  if name in files else "" for name in LAYER1}
         digest = "sha256:" + hashlib.sha256("".join(texts[n] for n in LAYER1)

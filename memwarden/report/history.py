@@ -64,8 +64,11 @@ def meta_tokens(data: bytes | None) -> dict[str, Any] | None:
         meta = json.loads(data)
     except ValueError:
         return None
-    if not isinstance(meta, dict):
-        return None
+    return tokens_of(meta) if isinstance(meta, dict) else None
+
+
+def tokens_of(meta: dict[str, Any]) -> dict[str, Any] | None:
+    """The Layer 1 token counts (and version) of a parsed meta.json, None without them."""
     out: dict[str, Any] = {}
     for key, field in TOKEN_KEYS:
         value = meta.get(field)
