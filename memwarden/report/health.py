@@ -417,7 +417,13 @@ def build(repo: Repo, at_rev: str | None = None, since: int | None = None,
                                       f"{since_day}"}})
     agents.sort(key=lambda a: (-max(v["ratio"] or 0 for v in a["layer1"].values()),
                                a["agentId"]))  # nearest to any of its limits first
-    findings = findings_summary(repo, config, at, at_time) if with_findings else None
+    findings = None
+    if with_findings:  # a function of the commit and the policy: cached like the state
+        findings = cache.extra.get("findings", {}).get(key)
+        if findings is None:
+            findings = findings_summary(repo, config, at, at_time)
+            cache.extra["findings"] = {key: findings}
+            cache.dirty = True
     loops = eviction_loops(by_agent)
     ws = waivers(config, at_time)
     cache.save()
