@@ -239,8 +239,8 @@ def _weeks_chart(doc: dict[str, Any]) -> str:
                    f'text-anchor="middle">{w["entries"]:,}</text></a>'
                    f'<text x="{x + w_bar / 2:.0f}" y="{base + 14}" text-anchor="middle">'
                    f'{w["start"][5:]}</text>')
-    out.append(f'<text x="{left}" y="{base + 32}">week starting (Monday, UTC); select a bar '
-               "for its entries</text></svg>")
+    out.append("</svg><p class=\"meta\">Weeks start on Monday (UTC); select a bar for the "
+               "week's entries.</p>")
     return "".join(out)
 
 
