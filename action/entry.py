@@ -3,7 +3,8 @@
 Inputs arrive as MW_* environment variables; the ref defaults to the one that triggered
 the workflow (GITHUB_HEAD_REF for pull requests, GITHUB_REF otherwise, or the PR head from
 GITHUB_EVENT_PATH). Annotations go to stdout, the summary to $GITHUB_STEP_SUMMARY, outputs
-to $GITHUB_OUTPUT (all written by `memwarden gate --format github`).
+to $GITHUB_OUTPUT (all written by `memwarden gate --format github`). Mode report writes
+the Markdown report to the summary and the HTML one to a file.
 """
 
 from __future__ import annotations
@@ -68,6 +69,32 @@ def run_apply(env: dict[str, str]) -> int:
     return code
 
 
+def run_report(env: dict[str, str]) -> int:
+    """mode report: the Markdown report appended to the job summary, the HTML one written
+    to MW_REPORT_FILE (its path is the `report` output, for actions/upload-artifact)."""
+    from memwarden.cli.report import build_report, render
+    from memwarden.model.errors import MemwardenError
+
+    html_path = env.get("MW_REPORT_FILE") or "memwarden-report.html"
+    try:
+        doc = build_report(env.get("MW_SINCE") or None, env.get("MW_AT") or None,
+                           env.get("MW_CONFIG") or None)
+        with open(html_path, "w", encoding="utf-8") as fh:
+            fh.write(render(doc, "html"))
+    except (MemwardenError, OSError) as exc:
+        print(f"::error title=memwarden report::{exc}")
+        return 2
+    md = render(doc, "md")
+    if env.get("GITHUB_STEP_SUMMARY"):
+        with open(env["GITHUB_STEP_SUMMARY"], "a", encoding="utf-8") as fh:
+            fh.write(md)
+    else:
+        print(md, end="")
+    write_outputs(env, {"report": html_path})
+    print(f"memwarden report: {html_path}")
+    return 0
+
+
 def write_outputs(env: dict[str, str], values: dict[str, str]) -> None:
     from memwarden.cli.gate import write_outputs as write
 
@@ -83,8 +110,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     mode = env.get("MW_MODE", "gate")
     if mode == "apply":
         return run_apply(env)
+    if mode == "report":
+        return run_report(env)
     if mode != "gate":
-        print(f"::error title=memwarden::unknown mode {mode!r}: expected gate or apply")
+        print(f"::error title=memwarden::unknown mode {mode!r}: expected gate, apply or "
+              "report")
         return 2
     return cli_main(gate_args(env))
 

@@ -220,6 +220,26 @@ def show_next_read(repo: object, echo: Callable[[str], None]) -> list[str]:
     return []
 
 
+def write_report(root: Path, echo: Callable[[str], None]) -> list[str]:
+    """Part four: the health report over the demo's history, in a folder of its own (kept
+    when the demo repository is removed)."""
+    from memwarden.cli.report import build_report, render
+
+    try:
+        doc = build_report(None, None, None, cwd=root)
+    except MemwardenError as exc:
+        return [f"the report failed: {exc}"]
+    out = Path(tempfile.mkdtemp(prefix="memwarden-report-")) / "report.html"
+    out.write_text(render(doc, "html"), "utf-8")
+    s = doc["summary"]
+    echo("")
+    echo(f"5. The memory's health (memwarden report -o report.html): agents {s['agents']}, "
+         f"proposals applied {s['applied']}, entries evicted {s['evictedEntries']}, agents "
+         f"over a HARD limit {s['agentsOverLimit']}.")
+    echo(f"Report: {out}")
+    return []
+
+
 def run_demo(keep: bool, echo: Callable[[str], None]) -> int:
     """Run the demo; 0 when the example produced exactly its planted findings, else 2."""
     tmp = Path(tempfile.mkdtemp(prefix="memwarden-demo-"))
@@ -238,6 +258,8 @@ def run_demo(keep: bool, echo: Callable[[str], None]) -> int:
                 problems = run_loop(root, echo)
             except MemwardenError as exc:
                 problems = [f"the proposal loop failed: {exc}"]
+        if not problems and code == 1:
+            problems = write_report(root, echo)
         if problems or code != 1:
             echo("")
             echo("The demo did not go as expected:")

@@ -44,6 +44,7 @@ _LAZY = {
     "hook": "memwarden.cli.hook:hook_group",
     "install-server-hooks": "memwarden.cli.hook:install_server_hooks_cmd",
     "demo": "memwarden.cli.demo:demo_cmd",
+    "report": "memwarden.cli.report:report_cmd",
 }
 
 

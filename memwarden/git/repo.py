@@ -38,6 +38,7 @@ from memwarden.model.layout import GOVERNED_FILES, GOVERNED_PREFIXES, is_governe
 from memwarden.records import tuple_record
 
 # one entry of a raw tree object: mode, name, 20-byte object id
+_BLOB_MODES = tuple(f"{m:06o}".encode() for m in MODE_BLOBS)
 _TREE_ENTRY = re.compile(rb"([0-7]+) ([^\0]*)\0(.{20})", re.DOTALL)
 
 
@@ -417,6 +418,48 @@ class Repo:
                 return
             n += 1
             yield str(c.id), None, c
+
+    def first_parent_changes(self, commits: list[str]
+                             ) -> dict[str, list[tuple[str, str | None, str | None]]]:
+        """For each of `commits`: (path, old blob id, new blob id) of every file that differs
+        from its first parent (None: absent or not a blob; a root commit against the empty
+        tree), from ONE `git diff-tree --stdin` run: git's tree diff in C, for summarising
+        long histories (a Python tree diff of a 1,000-agent memory/ folder costs ~1.5 ms)."""
+        import subprocess
+
+        if not commits:
+            return {}
+        try:
+            proc = subprocess.run(
+                ["git", "diff-tree", "--stdin", "-r", "-m", "--raw", "--no-abbrev", "--root",
+                 "--always", "--no-renames", "-z"], cwd=self.git_dir, env=clean_env(),
+                input="".join(f"{c}\n" for c in commits).encode(), capture_output=True)
+        except OSError as exc:
+            raise MemwardenError(f"cannot run git ({exc.strerror}); is git installed?") from None
+        if proc.returncode != 0:
+            err = proc.stderr.decode("utf-8", "replace").strip()
+            raise MemwardenError(f"git diff-tree failed: {err}")
+        out: dict[str, list[tuple[str, str | None, str | None]]] = {}
+        current: list[tuple[str, str | None, str | None]] | None = None
+        fields = proc.stdout.split(b"\0")
+        i = 0
+        while i < len(fields):
+            field = fields[i]
+            if field.startswith(b":"):
+                mode_a, mode_b, old, new = field[1:].split(b" ")[:4]
+                path = fields[i + 1].decode("utf-8", "surrogateescape")
+                i += 2
+                if current is not None:
+                    current.append((path, old.decode() if mode_a in _BLOB_MODES else None,
+                                    new.decode() if mode_b in _BLOB_MODES else None))
+                continue
+            sha = field.strip().decode()
+            i += 1
+            if not sha:
+                continue
+            # -m repeats a merge's header per parent: the first block is the first parent's
+            current = None if sha in out else out.setdefault(sha, [])
+        return out
 
     def refs(self, prefix: str) -> list[str]:
         return sorted(r for r in self._repo.references if r.startswith(prefix))
