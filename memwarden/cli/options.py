@@ -2,7 +2,7 @@
 
 `--push REMOTE` (the remote a command fetches from and pushes to), `--at REV` (the commit a
 command reads), `-o/--output FILE` (where a report goes), `--format` from text | json | md |
-sarif | github (each command the subset that fits; text for commands people read, json for
+sarif | github | html (each command the subset that fits; text for commands people read, json for
 the machine-first ones), and one error style `memwarden: error: ...`. Old spellings stay
 accepted as hidden aliases, so scripts written against earlier versions keep working.
 """
@@ -18,7 +18,7 @@ import click
 
 from memwarden.model.errors import MemwardenError
 
-FORMATS = ("text", "json", "md", "sarif", "github")
+FORMATS = ("text", "json", "md", "sarif", "github", "html")
 # Spellings of a format value that earlier versions accepted.
 FORMAT_ALIASES = {"markdown": "md"}
 # Commands whose output is read by programs first (agent runtimes, CI steps): json by

@@ -56,8 +56,9 @@ def render(doc: dict[str, Any], fmt: str) -> str:
               "time (not the wall clock, so the same commit gives the same report).")
 @click.option("--at", "at", metavar="REV", help="The commit the report is about (default: "
               "main_branch).")
-@click.option("--format", "fmt", type=click.Choice(["html", "md", "json"]), default=None,
-              help="Output format (default from --output's extension, else md).")
+@click.option("--format", "fmt", type=click.Choice(["text", "json", "md", "html"]),
+              default=None, help="Output format (default from --output's extension, else "
+              "text, which is the Markdown form).")
 @click.option("--output", "-o", type=click.Path(dir_okay=False), help="Write the report "
               "here instead of standard output.")
 @click.option("--config", "config_path", type=click.Path(), help="memwarden.toml to use "
@@ -80,7 +81,7 @@ def report_cmd(since: str | None, at: str | None, fmt: str | None, output: str |
     if fmt is None:
         fmt = FORMATS.get(Path(output).suffix.lower(), "md") if output else "md"
     doc = build_report(since, at, config_path, not no_cache, not no_findings, not no_gate)
-    text = render(doc, fmt)
+    text = render(doc, "md" if fmt == "text" else fmt)
     if output:
         try:
             Path(output).write_text(text, "utf-8")
