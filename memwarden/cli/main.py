@@ -37,6 +37,9 @@ _LAZY = {
     "restore-fact": "memwarden.cli.evicted:restore_fact_cmd",
     "status": "memwarden.cli.status:status_cmd",
     "reject": "memwarden.cli.status:reject_cmd",
+    "serve": "memwarden.cli.serve:serve_cmd",
+    "mcp": "memwarden.cli.serve:mcp_cmd",
+    "token": "memwarden.cli.serve:token_group",
 }
 
 
