@@ -426,7 +426,15 @@ def create_app(service: MemoryService, verifier: Verifier, log_stream: IO[str] |
         """A proposal's lifecycle (as `memwarden status ID --format json`)."""
         return await service.call(service.proposal_status, who, proposalId)
 
-    app.mount("/", mcp_app)  # /mcp: after every REST route, so those match first
+    async def mcp_or_404(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http" and scope.get("path") != "/mcp":
+            rid = scope.get("state", {}).get("request_id", "")
+            await _send_error(send, ServiceError(404, "not_found", "no such route; see "
+                                                 "/openapi.json, or /mcp for MCP"), rid)
+            return
+        await mcp_app(scope, receive, send)
+
+    app.mount("/", mcp_or_404)  # /mcp: after every REST route, so those match first
     bucket = _Bucket(int(settings["rate_limit_per_minute"]), int(settings["rate_limit_burst"]))
     gate = _Gate(app, verifier, int(settings["max_body_bytes"]), bucket, _AccessLog(log_stream))
     gate.fastapi = app  # type: ignore[attr-defined]  # the OpenAPI document and tests
