@@ -33,6 +33,7 @@ LABEL_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
 MODES = ("basic", "wide", "deep", "temporal")
 MAX_TOP_K = 50
 MAX_QUERY_CHARS = 1000
+BLOB_MEMO = 4 << 20  # bytes of blobs each thread's Repo remembers (the CLI's is 64 MiB)
 REPO_RECYCLE = 5000  # requests a thread's Repo serves before it is reopened (bounds caches)
 
 
@@ -119,6 +120,7 @@ class MemoryService:
             if repo is None:
                 raise ServiceError(503, "repository_gone", f"{self.start} is no longer a git "
                                    "repository; the operator must fix the service")
+            repo._BLOB_MEMO_BYTES = BLOB_MEMO  # type: ignore[misc]  # per thread, so small
             loc.repo, loc.count = repo, 0
         return repo
 
