@@ -179,7 +179,7 @@ class MemoryService:
              since: str | None = None) -> str:
         """The `memwarden read --format json` text for the same commit and budget."""
         from memwarden.read.budget import serialize
-        from memwarden.read.reader import MODE_BUDGETS, read_memory
+        from memwarden.read.reader import read_memory
 
         who.require("memory:read", agent)
         if mode not in MODES:
@@ -187,9 +187,7 @@ class MemoryService:
                                f"{', '.join(MODES)} (basic first; wide when you need facts)")
         repo = self.repo()
         sha = self.commit(repo, at)
-        budget = None
-        if max_tokens is not None or MODE_BUDGETS[mode] > self.cap:
-            budget = self._budget(max_tokens, min(MODE_BUDGETS[mode], self.cap))
+        budget = self._read_budget(mode, max_tokens)
         key = ("read", sha, agent, mode, budget, since)
         hit = self.cache.get(key)
         if hit is not None:
@@ -199,6 +197,24 @@ class MemoryService:
                                    since=since))
         self.cache.put(key, text)
         return text
+
+    def cached_read(self, who: Principal, agent: str, mode: str = "basic",
+                    max_tokens: int | None = None, since: str | None = None) -> str | None:
+        """`read` of main now when its answer is cached, else None: cheap enough (one ref
+        lookup) for the event loop's thread, sparing the hop to a worker thread."""
+        who.require("memory:read", agent)
+        if mode not in MODES:
+            return None
+        key = ("read", self.head(self.repo()), agent, mode,
+               self._read_budget(mode, max_tokens), since)
+        return self.cache.get(key)
+
+    def _read_budget(self, mode: str, max_tokens: int | None) -> int | None:
+        from memwarden.read.reader import MODE_BUDGETS
+
+        if max_tokens is None and MODE_BUDGETS[mode] <= self.cap:
+            return None  # the mode's own budget, as the CLI without --max-tokens
+        return self._budget(max_tokens, min(MODE_BUDGETS[mode], self.cap))
 
     def diff(self, who: Principal, agent: str, since: str | None = None,
              frm: str | None = None, to: str | None = None, files: list[str] | None = None,

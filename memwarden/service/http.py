@@ -361,6 +361,10 @@ def create_app(service: MemoryService, verifier: Verifier, log_stream: IO[str] |
                    at: AtQuery = None,
                    since: Annotated[str | None, Query(max_length=40)] = None) -> Response:
         """The read-memory response: byte for byte `memwarden read --format json`."""
+        if at is None:
+            hit = service.cached_read(who, agentId, mode, maxTokens, since)
+            if hit is not None:
+                return _json(hit)
         return _json(await service.call(service.read, who, agentId, mode, maxTokens, at,
                                         since))
 
