@@ -270,7 +270,11 @@ def _run(args: Any, repo: Path, agents: list[str], port: int, server: Any,
         port, token, agents, args.clients,
         lambda: apply.poll() is not None or time.monotonic() > stop))
     took2 = time.perf_counter() - t
-    apply.wait(timeout=max(1.0, stop - time.monotonic() + 60))
+    try:
+        apply.wait(timeout=max(1.0, stop - time.monotonic() + 60))
+    except subprocess.TimeoutExpired:  # bounded: report it unfinished
+        apply.terminate()
+        apply.wait()
     apply_out.seek(0)
     try:
         results = json.loads(apply_out.read())["results"]
