@@ -45,6 +45,9 @@ _LAZY = {
     "install-server-hooks": "memwarden.cli.hook:install_server_hooks_cmd",
     "demo": "memwarden.cli.demo:demo_cmd",
     "report": "memwarden.cli.report:report_cmd",
+    "serve": "memwarden.cli.serve:serve_cmd",
+    "mcp": "memwarden.cli.serve:mcp_cmd",
+    "token": "memwarden.cli.serve:token_group",
 }
 
 

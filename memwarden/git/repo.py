@@ -717,6 +717,14 @@ class Repo:
             return False
 
 
+def limit_object_cache(size: int) -> None:
+    """Cap libgit2's process-wide object cache (256 MiB by default) for long-lived
+    processes such as `memwarden serve`."""
+    import pygit2
+
+    pygit2.settings.cache_max_size(size)
+
+
 def open_repo(start: Path | str = ".") -> Repo | None:
     """The repository containing `start`, or None outside any repository."""
     from pathlib import Path

@@ -1,0 +1,529 @@
+"""The service core: every operation MCP and REST offer, over the same functions the CLI
+calls (memwarden.read.*, memwarden.apply.propose, memwarden.apply.status).
+
+Reads name one commit of the main branch, resolved per request (or `at`, a commit id on
+main's history), so a reader never sees a half-landed apply and sees a new commit on its
+next request. Results are cached by commit id (a commit fixes its tree), bounded in
+entries. Writes are proposals: `memwarden propose`'s code, under one in-process lock, each
+a new branch created exactly once; the service never moves main. Every operation checks
+the caller's scope and agent first, so both fronts enforce the same rules.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import re
+import threading
+from collections import OrderedDict
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+from memwarden.git.repo import Repo, limit_object_cache, open_repo
+from memwarden.model.config import Config, load_config, load_config_at
+from memwarden.model.errors import MemwardenError
+from memwarden.service.errors import Principal, ServiceError
+from memwarden.version import __version__
+
+AGENT_RE = re.compile(r"^[a-z0-9][a-z0-9-]{0,127}$")
+ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
+COMMIT_RE = re.compile(r"^[0-9a-f]{7,40}$")
+LABEL_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
+MODES = ("basic", "wide", "deep", "temporal")
+MAX_TOP_K = 50
+MAX_QUERY_CHARS = 1000
+BLOB_MEMO = 4 << 20  # bytes of blobs each thread's Repo remembers (the CLI's is 64 MiB)
+REPO_RECYCLE = 5000  # requests a thread's Repo serves before it is reopened (bounds caches)
+
+
+class _Cache:
+    """A bounded LRU of finished responses keyed by (operation, commit, arguments)."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self.data: OrderedDict[tuple[Any, ...], Any] = OrderedDict()
+        self.lock = threading.Lock()
+        self.hits = 0
+        self.misses = 0
+
+    def get(self, key: tuple[Any, ...]) -> Any:
+        with self.lock:
+            value = self.data.get(key)
+            if value is None:
+                self.misses += 1
+                return None
+            self.hits += 1
+            self.data.move_to_end(key)
+            return value
+
+    def put(self, key: tuple[Any, ...], value: Any) -> None:
+        if self.size <= 0:
+            return
+        with self.lock:
+            self.data[key] = value
+            self.data.move_to_end(key)
+            while len(self.data) > self.size:
+                self.data.popitem(last=False)
+
+    def state(self) -> dict[str, int]:
+        with self.lock:
+            return {"entries": len(self.data), "capacity": self.size, "hits": self.hits,
+                    "misses": self.misses}
+
+
+def service_config(repo: Repo, explicit: str | None) -> Config:
+    """memwarden.toml for the service: --config, else the work tree's (or
+    $MEMWARDEN_CONFIG), else the one committed on main (bare repositories)."""
+    if explicit or repo.root is not None:
+        return load_config(explicit, repo.root)
+    main = load_config(None, None).data["main_branch"]
+    return load_config_at(repo, repo.ref_target(f"refs/heads/{main}"))
+
+
+class MemoryService:
+    """One repository served to many callers (thread-safe)."""
+
+    def __init__(self, repo_path: str | Path, config: Config | None = None,
+                 config_path: str | None = None) -> None:
+        repo = open_repo(Path(repo_path))
+        if repo is None:
+            raise MemwardenError(f"{repo_path}: not a git repository")
+        self.git_dir = repo.git_dir
+        self.start = repo.root or repo.git_dir
+        self.config = config if config is not None else service_config(repo, config_path)
+        self.settings: dict[str, Any] = self.config.data["service"]
+        self.main_ref = f"refs/heads/{self.config.data['main_branch']}"
+        self.cap = int(self.settings["max_tokens_cap"])
+        self.cache = _Cache(int(self.settings["cache_entries"]))
+        self._local = threading.local()
+        self.executor = ThreadPoolExecutor(int(self.settings["threads"]),
+                                           thread_name_prefix="memwarden")
+        self._write_lock = threading.Lock()
+        self._writer: Repo | None = None
+        self._writes = 0
+        self.proposals_created = 0
+        self.last_commit: str | None = None
+        snap = self.settings.get("snapshot_dir") or ""
+        self.snapshot_dir = Path(snap) if snap else self.git_dir / "memwarden" / "snapshots"
+        limit_object_cache(64 << 20)  # a long-running reader of a moving main
+
+    # -- repositories --------------------------------------------------------------------
+
+    def repo(self) -> Repo:
+        """This thread's Repo (libgit2 objects are not shared between threads)."""
+        loc = self._local
+        repo = getattr(loc, "repo", None)
+        loc.count = getattr(loc, "count", 0) + 1
+        if repo is None or loc.count > REPO_RECYCLE:
+            repo = open_repo(self.start)
+            if repo is None:
+                raise ServiceError(503, "repository_gone", f"{self.start} is no longer a git "
+                                   "repository; the operator must fix the service")
+            repo._BLOB_MEMO_BYTES = BLOB_MEMO  # type: ignore[misc]  # per thread, so small
+            loc.repo, loc.count = repo, 0
+        return repo
+
+    def head(self, repo: Repo) -> str:
+        """The main branch's commit now (read per request: a new commit is seen at once)."""
+        sha = repo.ref_target(self.main_ref)
+        if sha is None:
+            raise ServiceError(503, "no_main", f"the repository has no {self.main_ref}; "
+                               "nothing to serve yet")
+        self.last_commit = sha
+        return sha
+
+    def commit(self, repo: Repo, at: str | None, what: str = "at") -> str:
+        """`at` (a commit id on main's history) or the main branch's commit."""
+        head = self.head(repo)
+        if at is None or at == "":
+            return head
+        if not isinstance(at, str) or not COMMIT_RE.match(at):
+            raise ServiceError(422, "invalid_commit", f"{what} {at!r}: expected a commit id "
+                               "(7-40 lowercase hex digits) from the main branch's history")
+        try:
+            sha = repo.resolve_commit(at)
+        except MemwardenError:
+            raise ServiceError(404, "unknown_commit", f"{what} {at}: no such commit; take a "
+                               "commit id from a read response or `git log main`") from None
+        if sha != head and not repo.is_ancestor(sha, head):
+            raise ServiceError(422, "not_on_main", f"{what} {at}: not on the main branch's "
+                               "history; only commits of main are served")
+        return sha
+
+    def _agent(self, repo: Repo, commit: str, agent: Any) -> str:
+        if not isinstance(agent, str) or not AGENT_RE.match(agent):
+            raise ServiceError(422, "invalid_agent", f"agent {agent!r}: not an agent id "
+                               "(lowercase letters, digits and '-', like archivist-violin)")
+        if repo.subtree_id(commit, f"memory/{agent}") is None:
+            raise ServiceError(404, "unknown_agent", f"agent {agent!r}: no memory/{agent}/ at "
+                               f"{commit[:12]}; check the agent id")
+        return agent
+
+    def _budget(self, max_tokens: Any, default: int | None = None) -> int:
+        if max_tokens is None:
+            return default if default is not None else self.cap
+        if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 1:
+            raise ServiceError(422, "invalid_max_tokens", f"maxTokens {max_tokens!r}: expected "
+                               "a positive integer")
+        if max_tokens > self.cap:
+            raise ServiceError(422, "max_tokens_over_cap", f"maxTokens {max_tokens} is over "
+                               f"this server's cap of {self.cap}; ask for at most {self.cap} "
+                               "(a smaller mode, or memory-layer2 for one file)")
+        return max_tokens
+
+    # -- reads -----------------------------------------------------------------------------
+
+    def read(self, who: Principal, agent: str, mode: str = "basic",
+             max_tokens: int | None = None, at: str | None = None,
+             since: str | None = None) -> str:
+        """The `memwarden read --format json` text for the same commit and budget."""
+        from memwarden.read.budget import serialize
+        from memwarden.read.reader import read_memory
+
+        who.require("memory:read", agent)
+        if mode not in MODES:
+            raise ServiceError(422, "invalid_mode", f"mode {mode!r}: expected one of "
+                               f"{', '.join(MODES)} (basic first; wide when you need facts)")
+        repo = self.repo()
+        sha = self.commit(repo, at)
+        budget = self._read_budget(mode, max_tokens)
+        key = ("read", sha, agent, mode, budget, since)
+        hit = self.cache.get(key)
+        if hit is not None:
+            return hit
+        self._agent(repo, sha, agent)
+        text = serialize(self._run(read_memory, repo, agent, mode, max_tokens=budget, at=sha,
+                                   since=since))
+        self.cache.put(key, text)
+        return text
+
+    def cached_read(self, who: Principal, agent: str, mode: str = "basic",
+                    max_tokens: int | None = None, since: str | None = None) -> str | None:
+        """`read` of main now when its answer is cached, else None: cheap enough (one ref
+        lookup) for the event loop's thread, sparing the hop to a worker thread."""
+        who.require("memory:read", agent)
+        if mode not in MODES:
+            return None
+        key = ("read", self.head(self.repo()), agent, mode,
+               self._read_budget(mode, max_tokens), since)
+        return self.cache.get(key)
+
+    def _read_budget(self, mode: str, max_tokens: int | None) -> int | None:
+        from memwarden.read.reader import MODE_BUDGETS
+
+        if max_tokens is None and MODE_BUDGETS[mode] <= self.cap:
+            return None  # the mode's own budget, as the CLI without --max-tokens
+        return self._budget(max_tokens, min(MODE_BUDGETS[mode], self.cap))
+
+    def diff(self, who: Principal, agent: str, since: str | None = None,
+             frm: str | None = None, to: str | None = None, files: list[str] | None = None,
+             max_tokens: int | None = None) -> str:
+        from memwarden.read.budget import serialize
+        from memwarden.read.diff import memory_diff
+
+        who.require("memory:read", agent)
+        if (since is None) == (frm is None):
+            raise ServiceError(422, "invalid_range", "give either since (a date) or from (a "
+                               "commit id), with to optional (default: main)")
+        repo = self.repo()
+        to_sha = self.commit(repo, to, "to")
+        frm_sha = self.commit(repo, frm, "from") if frm is not None else None
+        budget = self._budget(max_tokens)
+        key = ("diff", to_sha, agent, since, frm_sha, tuple(files or ()), budget)
+        hit = self.cache.get(key)
+        if hit is not None:
+            return hit
+        self._agent(repo, to_sha, agent)
+        text = serialize(self._run(memory_diff, repo, agent, since, frm_sha, to_sha,
+                                   list(files) if files else None, budget, None,
+                                   cache_dir=None))
+        self.cache.put(key, text)
+        return text
+
+    def search(self, who: Principal, query: str, agent: str | None = None,
+               layer: int | None = None, top_k: int = 10, at: str | None = None
+               ) -> dict[str, Any]:
+        """As `memwarden search --format json`. Without `agent` it spans every agent, so it
+        needs a principal that reads everything."""
+        from memwarden.read.search import check_options, match_terms, run_query
+
+        who.require("memory:read", agent)
+        if agent is None and not who.reads_everything:
+            raise ServiceError(403, "search_scope", "searching every agent needs a grant for "
+                               "all agents; pass agent=<your agent id> to search your memory")
+        if not isinstance(query, str) or not query.strip() or len(query) > MAX_QUERY_CHARS:
+            raise ServiceError(422, "invalid_query", f"q: give 1 to {MAX_QUERY_CHARS} "
+                               "characters of words to search for")
+        if isinstance(top_k, bool) or not isinstance(top_k, int) or not 1 <= top_k <= MAX_TOP_K:
+            raise ServiceError(422, "invalid_top_k", f"top_k {top_k!r}: expected 1 to "
+                               f"{MAX_TOP_K}")
+        if layer not in (None, 1, 2):
+            raise ServiceError(422, "invalid_layer", f"layer {layer!r}: expected 1 or 2")
+        repo = self.repo()
+        sha = self.commit(repo, at)
+        if agent is not None:
+            self._agent(repo, sha, agent)
+        key = ("search", sha, query, agent, layer, top_k)
+        hit = self.cache.get(key)
+        if hit is not None:
+            return hit
+        self._run(check_options, agent, layer, top_k)
+        terms = self._run(match_terms, query)
+        doc = {"query": query, "commit": sha,
+               "results": self._run(run_query, repo, sha, terms, agent, layer, top_k)}
+        self.cache.put(key, doc)
+        return doc
+
+    def context(self, who: Principal, agent: str, hint: str | None = None,
+                max_tokens: int | None = None, top_k: int = 10, at: str | None = None
+                ) -> dict[str, Any]:
+        """As `memwarden context --budget N` (the budget is at most the server's cap)."""
+        from memwarden.read.context import build_context
+
+        who.require("memory:read", agent)
+        if hint is not None and (not isinstance(hint, str) or len(hint) > MAX_QUERY_CHARS):
+            raise ServiceError(422, "invalid_hint", f"hint: at most {MAX_QUERY_CHARS} "
+                               "characters")
+        if isinstance(top_k, bool) or not isinstance(top_k, int) or not 1 <= top_k <= MAX_TOP_K:
+            raise ServiceError(422, "invalid_top_k", f"top_k {top_k!r}: expected 1 to "
+                               f"{MAX_TOP_K}")
+        budget = self._budget(max_tokens)
+        repo = self.repo()
+        sha = self.commit(repo, at)
+        key = ("context", sha, agent, hint, budget, top_k)
+        hit = self.cache.get(key)
+        if hit is not None:
+            return hit
+        self._agent(repo, sha, agent)
+        doc = self._run(build_context, repo, agent, hint, budget, top_k, sha)
+        self.cache.put(key, doc)
+        return doc
+
+    def layer2(self, who: Principal, agent: str, file: str, max_tokens: int | None = None,
+               at: str | None = None) -> dict[str, Any]:
+        """One Layer 2 file (decisions, changelog, relationships, timeline/, runs/) on
+        explicit request, cut at a line boundary to the budget (reported)."""
+        from memwarden.model.layout import classify
+        from memwarden.read.budget import config_at, decode
+        from memwarden.tokens.counter import count_text
+
+        who.require("memory:read", agent)
+        if (not isinstance(file, str) or not file or len(file) > 200 or file.startswith("/")
+                or any(p in ("", ".", "..") for p in file.split("/")) or "\\" in file):
+            raise ServiceError(422, "invalid_file", f"file {file!r}: expected a path inside "
+                               f"memory/{agent}/ like decisions.md or timeline/2026-02-17.md")
+        path = f"memory/{agent}/{file}"
+        info = classify(path)
+        if info is None or info.agent != agent or info.layer != 2:
+            raise ServiceError(422, "not_layer2", f"file {file!r} is not a Layer 2 file; use "
+                               "decisions.md, changelog.md, relationships.md, "
+                               "timeline/<date>.md or runs/run_<id>.md (Layer 1 comes from "
+                               "read-memory)")
+        budget = self._budget(max_tokens)
+        repo = self.repo()
+        sha = self.commit(repo, at)
+        key = ("layer2", sha, path, budget)
+        hit = self.cache.get(key)
+        if hit is not None:
+            return hit
+        self._agent(repo, sha, agent)
+        data = repo.read_path(sha, path)
+        if data is None:
+            raise ServiceError(404, "no_such_file", f"{path} does not exist at {sha[:12]}; "
+                               "memory-search with layer=2 finds Layer 2 files")
+        text = decode(data)
+        if text is None:
+            raise ServiceError(422, "not_text", f"{path} is not UTF-8 text")
+        encoding = self._run(config_at, repo, sha).encoding
+        lines = text.splitlines(keepends=True)
+        total = count_text(text, encoding)
+        kept, tokens = lines, total
+        if total > budget:  # whole lines from the top while they fit
+            kept, tokens = [], 0
+            for line in lines:
+                n = count_text(line, encoding)
+                if tokens + n > budget:
+                    break
+                kept.append(line)
+                tokens += n
+        doc = {"agentId": agent, "commit": sha, "file": file, "layer": 2,
+               "tokenCount": tokens, "totalTokens": total, "content": "".join(kept),
+               "truncated": len(kept) < len(lines),
+               "lines": {"shown": len(kept), "total": len(lines)}}
+        self.cache.put(key, doc)
+        return doc
+
+    def entity(self, who: Principal, entity_id: str | None = None, at: str | None = None,
+               limit: int = 100) -> dict[str, Any]:
+        """One entity with its edges (as `memwarden entities ID --format json`), or without
+        an id the first `limit` entity ids (the whole graph can be large)."""
+        from memwarden.read.entities import entity_graph, node_view
+
+        who.require("memory:read")
+        if entity_id is not None and (not isinstance(entity_id, str) or not entity_id.strip()
+                                      or len(entity_id) > 200):
+            raise ServiceError(422, "invalid_entity", "entity id: 1 to 200 characters, like "
+                               "person:ivan-petrenko or a plain name")
+        repo = self.repo()
+        sha = self.commit(repo, at)
+        graph = self.cache.get(("entities", sha))
+        if graph is None:
+            graph = self._run(entity_graph, repo, sha)
+            self.cache.put(("entities", sha), graph)
+        if entity_id is None:
+            nodes = graph["nodes"]
+            return {"commit": sha, "total": len(nodes),
+                    "entities": [n["entity_id"] for n in nodes[:limit]],
+                    "truncated": len(nodes) > limit}
+        view = node_view(graph, entity_id)
+        if view is None:
+            raise ServiceError(404, "unknown_entity", f"unknown entity {entity_id!r} at "
+                               f"{sha[:12]}; call memory-entities without an id to list them")
+        return view
+
+    def proposal_status(self, who: Principal, proposal_id: str) -> dict[str, Any]:
+        """As `memwarden status ID --format json`; only for the caller's agents."""
+        from memwarden.apply.status import status
+
+        if not (who.has("memory:read") or who.has("memory:propose")):
+            who.require("memory:read")
+        if not isinstance(proposal_id, str) or not ID_RE.match(proposal_id):
+            raise ServiceError(422, "invalid_proposal_id", f"proposal id {proposal_id!r}: "
+                               "expected [A-Za-z0-9][A-Za-z0-9._-]* as propose returned it")
+        repo = self.repo()
+        self.head(repo)
+        config = self._main_config(repo)
+        try:
+            doc = status(repo, config, proposal_id)
+        except MemwardenError as exc:
+            raise ServiceError(404, "unknown_proposal", str(exc)) from None
+        agent = doc.get("agentId")
+        if not isinstance(agent, str) or not who.acts_for(agent):
+            raise ServiceError(404, "unknown_proposal", f"no proposal {proposal_id!r} of "
+                               "yours; check the id propose-memory-update returned")
+        return doc
+
+    # -- writes ----------------------------------------------------------------------------
+
+    def snapshot(self, who: Principal, agent: str, label: str, at: str | None = None
+                 ) -> dict[str, Any]:
+        """`memwarden snapshot AGENT --label L` into the service's snapshot folder."""
+        from memwarden.read.snapshot import write_agent_snapshot
+
+        who.require("memory:snapshot", agent)
+        if not isinstance(label, str) or not LABEL_RE.match(label):
+            raise ServiceError(422, "invalid_label", f"label {label!r}: expected "
+                               "[A-Za-z0-9][A-Za-z0-9._-]*, at most 100 characters")
+        repo = self.repo()
+        sha = self.commit(repo, at)
+        self._agent(repo, sha, agent)
+        out = self.snapshot_dir / agent / f"{label}.tar.gz"
+        with self._write_lock:
+            if out.exists():
+                raise ServiceError(409, "label_taken", f"a snapshot labelled {label!r} of "
+                                   f"{agent} exists already; choose another label")
+            out.parent.mkdir(parents=True, exist_ok=True)
+            return self._run(write_agent_snapshot, repo, agent, label, sha, out, False)
+
+    def propose(self, who: Principal, agent: str, request: Any,
+                now: _dt.datetime | None = None) -> dict[str, Any]:
+        """`memwarden propose` for `agent`: one new branch with one commit, or nothing."""
+        from memwarden.apply.propose import propose
+
+        who.require("memory:propose", agent)
+        if not isinstance(agent, str) or not AGENT_RE.match(agent):
+            raise ServiceError(422, "invalid_agent", f"agent {agent!r}: not an agent id")
+        doc = self._check_request(agent, request)
+        with self._write_lock:
+            repo = self._writer_repo()
+            head = self.head(repo)
+            self._agent(repo, head, agent)
+            config = self._run(load_config_at, repo, head)
+            try:
+                result = propose(repo, config, doc, head, now)
+            except MemwardenError as exc:
+                if "already exists" in str(exc):
+                    raise ServiceError(409, "proposal_exists", f"{exc}; a retry of the same "
+                                       "request was already recorded: check it with "
+                                       "proposal-status") from None
+                raise ServiceError(422, "invalid_request", str(exc)) from None
+            self.proposals_created += 1
+        out = result.to_json()
+        out["agentId"] = agent
+        out["base"] = head
+        return out
+
+    def _check_request(self, agent: str, request: Any) -> dict[str, Any]:
+        if not isinstance(request, dict):
+            raise ServiceError(422, "invalid_request", "the request must be a JSON object "
+                               "with runId and updates")
+        doc = dict(request)
+        named = doc.get("agentId", doc.get("agent_id"))
+        if named is not None and named != agent:
+            raise ServiceError(403, "other_agent", f"agentId {named!r} in the body differs "
+                               f"from the agent {agent!r} in the path; propose only for "
+                               "yourself")
+        doc["agentId"] = agent
+        updates = doc.get("updates")
+        limit = int(self.settings["max_updates"])
+        if isinstance(updates, list) and len(updates) > limit:
+            raise ServiceError(422, "too_many_updates", f"{len(updates)} updates: at most "
+                               f"{limit} per proposal; split the change into several "
+                               "proposals")
+        size = int(self.settings["max_update_bytes"])
+        for i, u in enumerate(updates if isinstance(updates, list) else []):
+            n = len(json.dumps(u, ensure_ascii=False).encode())
+            if n > size:
+                raise ServiceError(422, "update_too_large", f"updates[{i}] is {n} bytes: at "
+                                   f"most {size}; write less, or several proposals")
+        return doc
+
+    def _writer_repo(self) -> Repo:
+        """The Repo proposals are written through (only under the write lock); reopened now
+        and then so what it remembers of written commits stays bounded."""
+        self._writes += 1
+        if self._writer is None or self._writes > 500:
+            self._writer = open_repo(self.start)
+            self._writes = 0
+            if self._writer is None:
+                raise ServiceError(503, "repository_gone", f"{self.start} is no longer a git "
+                                   "repository")
+        return self._writer
+
+    def _main_config(self, repo: Repo) -> Config:
+        from memwarden.read.budget import config_at
+
+        return self._run(config_at, repo, self.head(repo))
+
+    # -- health ------------------------------------------------------------------------------
+
+    def health(self) -> dict[str, Any]:
+        repo = self.repo()
+        sha = repo.ref_target(self.main_ref)
+        return {"status": "ok" if sha else "no_main", "version": __version__,
+                "commit": sha, "mainRef": self.main_ref, "cache": self.cache.state(),
+                "proposalsCreated": self.proposals_created}
+
+    async def call(self, method: Any, *args: Any, **kwargs: Any) -> Any:
+        """Run a blocking core method on the service's threads (a fixed set, so the
+        per-thread repositories stay few) from async code."""
+        import asyncio
+        import functools
+
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self.executor, functools.partial(method, *args,
+                                                                           **kwargs))
+
+    def close(self) -> None:
+        self.executor.shutdown(wait=True)
+
+    @staticmethod
+    def _run(fn: Any, *args: Any, **kwargs: Any) -> Any:
+        """Call into the core, turning its user errors into 422 with the same message."""
+        try:
+            return fn(*args, **kwargs)
+        except ServiceError:
+            raise
+        except MemwardenError as exc:
+            raise ServiceError(422, "invalid_request", str(exc)) from None

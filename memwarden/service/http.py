@@ -1,0 +1,445 @@
+"""`memwarden serve`: the REST gateway and the MCP streamable HTTP endpoint (/mcp), one app.
+
+Every request except /health and the OpenAPI document carries a bearer JWT (auth.py). A
+thin ASGI layer in front of the routes gives each request an id, caps the body, checks the
+token, applies the per-principal rate limit and writes one JSON access-log line; the routes
+call the service core and nothing else.
+"""
+
+# Annotations stay evaluated at definition: the routes' schemas use the configured cap.
+
+import contextlib
+import datetime as _dt
+import json
+import re
+import threading
+import time
+import uuid
+from collections.abc import AsyncIterator
+from typing import IO, Annotated, Any, Literal
+
+from fastapi import Body, Depends, FastAPI, Path, Query, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse, Response
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from pydantic import BaseModel, ConfigDict, Field
+
+from memwarden.service.auth import Verifier
+from memwarden.service.core import MAX_QUERY_CHARS, MAX_TOP_K, MemoryService
+from memwarden.service.errors import Principal, ServiceError
+from memwarden.service.mcp_server import (
+    AGENT_PATTERN,
+    COMMIT_PATTERN,
+    ID_PATTERN,
+    ContextOut,
+    DiffOut,
+    Layer2Out,
+    ProposeOut,
+    ReadOut,
+    SearchOut,
+    SnapshotOut,
+    StatusOut,
+    Update,
+    build_mcp,
+)
+from memwarden.version import __version__
+
+PUBLIC = frozenset({"/health", "/openapi.json", "/docs", "/docs/oauth2-redirect", "/redoc"})
+_REQUEST_ID = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
+
+
+class ErrorDetail(BaseModel):
+    code: str
+    message: str
+    requestId: str | None = None
+
+
+class ErrorOut(BaseModel):
+    error: ErrorDetail
+
+
+class HealthOut(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    status: str
+    version: str
+    commit: str | None
+    cache: dict[str, int]
+
+
+class EntityOut(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    commit: str
+    node: dict[str, Any]
+    edges: list[dict[str, Any]]
+
+
+class ProposeIn(BaseModel):
+    """The propose-memory-update request (agentId comes from the path)."""
+
+    model_config = ConfigDict(extra="allow")
+    runId: str = Field(pattern=ID_PATTERN)
+    updates: list[Update] = Field(min_length=1)
+    agentId: str | None = Field(default=None, pattern=AGENT_PATTERN)
+    reasoning: str = Field(default="", max_length=4000)
+    priority: Literal["normal", "high"] = "normal"
+    proposalId: str | None = Field(default=None, pattern=ID_PATTERN)
+    expectedVersion: int | None = Field(default=None, ge=0, le=2**31)
+    factsUsed: list[Annotated[str, Field(pattern=ID_PATTERN)]] = Field(default=[],
+                                                                       max_length=200)
+    entityRefs: list[Annotated[str, Field(pattern=ID_PATTERN)]] = Field(default=[],
+                                                                        max_length=200)
+
+
+class SnapshotIn(BaseModel):
+    label: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
+    at: str | None = Field(default=None, pattern=COMMIT_PATTERN)
+
+
+_ERRORS: dict[int | str, dict[str, Any]] = {
+    code: {"model": ErrorOut, "description": text} for code, text in (
+        (401, "No valid bearer token"), (403, "Scope or agent not granted"),
+        (404, "Unknown agent, file, entity or proposal"), (409, "Already exists"),
+        (413, "Body over the size cap"), (422, "Invalid input"), (429, "Rate limited"),
+        (503, "Repository unavailable"))}
+
+
+class _Bucket:
+    """Token buckets per principal: `rate` requests a minute, bursts of `burst`."""
+
+    def __init__(self, per_minute: int, burst: int) -> None:
+        self.rate = per_minute / 60.0
+        self.burst = float(burst)
+        self.state: dict[str, tuple[float, float]] = {}
+        self.lock = threading.Lock()
+
+    def take(self, who: str) -> float:
+        """0 when allowed, else the seconds to wait."""
+        if self.rate <= 0:
+            return 0.0
+        now = time.monotonic()
+        with self.lock:
+            tokens, last = self.state.get(who, (self.burst, now))
+            tokens = min(self.burst, tokens + (now - last) * self.rate)
+            if tokens >= 1:
+                self.state[who] = (tokens - 1, now)
+                return 0.0
+            self.state[who] = (tokens, now)
+            return (1 - tokens) / self.rate
+
+
+class _AccessLog:
+    def __init__(self, stream: IO[str] | None) -> None:
+        self.stream = stream
+        self.lock = threading.Lock()
+
+    def write(self, record: dict[str, Any]) -> None:
+        if self.stream is None:
+            return
+        line = json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n"
+        with self.lock:
+            try:
+                self.stream.write(line)
+                self.stream.flush()
+            except (OSError, ValueError):
+                pass
+
+
+class _Gate:
+    """Request id, body cap, authentication, rate limit and access log (pure ASGI, so the
+    MCP endpoint passes through it too)."""
+
+    def __init__(self, app: Any, verifier: Verifier, max_body: int, bucket: _Bucket,
+                 log: _AccessLog) -> None:
+        self.app = app
+        self.verifier = verifier
+        self.max_body = max_body
+        self.bucket = bucket
+        self.log = log
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = time.perf_counter()
+        headers = dict(scope.get("headers") or [])
+        rid = headers.get(b"x-request-id", b"").decode("latin-1")
+        if not _REQUEST_ID.match(rid):
+            rid = uuid.uuid4().hex
+        state = scope.setdefault("state", {})
+        state["request_id"] = rid
+        status = {"code": 500, "bytes": 0}
+        who: str | None = None
+
+        async def send_wrapped(message: dict[str, Any]) -> None:
+            if message["type"] == "http.response.start":
+                status["code"] = message["status"]
+                message["headers"] = [*message.get("headers", []),
+                                      (b"x-request-id", rid.encode())]
+            elif message["type"] == "http.response.body":
+                status["bytes"] += len(message.get("body", b""))
+            await send(message)
+
+        try:
+            refusal, extra = self._check(scope, headers, state)
+            who = state.get("principal").sub if state.get("principal") else None
+            if refusal is not None:
+                await _send_error(send_wrapped, refusal, rid, extra)
+                return
+            if scope.get("method") in ("POST", "PUT", "PATCH"):
+                receive, ok = await self._buffered(receive)
+                if not ok:
+                    await _send_error(send_wrapped, ServiceError(
+                        413, "body_too_large", f"the body is over {self.max_body} bytes; "
+                        "send less (split a proposal)"), rid)
+                    return
+            await self.app(scope, receive, send_wrapped)
+        finally:
+            self.log.write({
+                "time": _dt.datetime.now(_dt.UTC).isoformat(timespec="milliseconds"),
+                "requestId": rid, "method": scope.get("method"), "path": scope.get("path"),
+                "status": status["code"], "ms": round((time.perf_counter() - started) * 1000,
+                                                      2),
+                "principal": who, "bytes": status["bytes"]})
+
+    def _check(self, scope: dict[str, Any], headers: dict[bytes, bytes],
+               state: dict[str, Any]) -> tuple[ServiceError | None, list[tuple[bytes, bytes]]]:
+        length = headers.get(b"content-length")
+        if length is not None:
+            if not length.isdigit():
+                return ServiceError(400, "bad_length", "Content-Length is not a number"), []
+            if int(length) > self.max_body:
+                return ServiceError(413, "body_too_large", f"the body is over {self.max_body}"
+                                    " bytes; send less (split a proposal)"), []
+        if scope.get("path") in PUBLIC:
+            return None, []
+        auth = headers.get(b"authorization", b"").decode("latin-1")
+        scheme, _, token = auth.partition(" ")
+        if scheme.lower() != "bearer" or not token.strip():
+            return ServiceError(401, "unauthorized", "send Authorization: Bearer <JWT> "
+                                "(memwarden token issue makes one for development)"), \
+                [(b"www-authenticate", b'Bearer realm="memwarden"')]
+        try:
+            principal, _claims = self.verifier.verify(token.strip())
+        except ServiceError as exc:
+            return exc, [(b"www-authenticate", b'Bearer realm="memwarden", '
+                          b'error="invalid_token"')]
+        state["principal"] = principal
+        wait = self.bucket.take(principal.sub)
+        if wait > 0:
+            return ServiceError(429, "rate_limited", f"too many requests from {principal.sub}; "
+                                f"retry in {wait:.1f} s"), \
+                [(b"retry-after", str(max(1, int(wait + 0.999))).encode())]
+        return None, []
+
+    async def _buffered(self, receive: Any) -> tuple[Any, bool]:
+        """Read the whole body (at most the cap) before the app runs: (a receive() that
+        replays it, whether it stayed within the cap)."""
+        chunks, size = [], 0
+        while True:
+            message = await receive()
+            if message["type"] != "http.request":
+                chunks = None
+                first = message
+                break
+            size += len(message.get("body", b""))
+            if size > self.max_body:
+                return None, False
+            chunks.append(message.get("body", b""))
+            if not message.get("more_body"):
+                break
+        if chunks is None:
+            async def disconnected() -> dict[str, Any]:
+                return first
+            return disconnected, True
+        body = b"".join(chunks)
+        sent = False
+
+        async def replay() -> dict[str, Any]:
+            nonlocal sent
+            if not sent:
+                sent = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            return await receive()
+
+        return replay, True
+
+
+async def _send_error(send: Any, err: ServiceError, rid: str,
+                      extra: list[tuple[bytes, bytes]] = ()) -> None:  # type: ignore[assignment]
+    body = json.dumps({"error": {"code": err.code, "message": err.message, "requestId": rid}},
+                      ensure_ascii=False).encode()
+    await send({"type": "http.response.start", "status": err.status,
+                "headers": [(b"content-type", b"application/json"),
+                            (b"content-length", str(len(body)).encode()), *extra]})
+    await send({"type": "http.response.body", "body": body})
+
+
+def _error_response(request: Request, err: ServiceError) -> JSONResponse:
+    rid = request.scope.get("state", {}).get("request_id")
+    headers = {"WWW-Authenticate": "Bearer"} if err.status == 401 else None
+    return JSONResponse({"error": {"code": err.code, "message": err.message,
+                                   "requestId": rid}}, status_code=err.status, headers=headers)
+
+
+_bearer = HTTPBearer(auto_error=False, description="A JWT from your operator "
+                     "(memwarden token issue for development)")
+
+
+def _principal(request: Request,
+               _creds: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)]
+               ) -> Principal:
+    principal = request.scope.get("state", {}).get("principal")
+    if principal is None:
+        raise ServiceError(401, "unauthorized", "send Authorization: Bearer <JWT>")
+    return principal
+
+
+Who = Annotated[Principal, Depends(_principal)]
+AgentPath = Annotated[str, Path(pattern=AGENT_PATTERN, max_length=128,
+                                description="The agent's id, like archivist-violin")]
+AtQuery = Annotated[str | None, Query(pattern=COMMIT_PATTERN,
+                                      description="A commit id of main (default: main now)")]
+
+
+def _json(text: str) -> Response:
+    return Response(text, media_type="application/json")
+
+
+def create_app(service: MemoryService, verifier: Verifier, log_stream: IO[str] | None = None
+               ) -> FastAPI:
+    """The whole HTTP app: REST routes, /health, OpenAPI, and MCP at /mcp."""
+    settings = service.settings
+    cap = service.cap
+    mcp = build_mcp(service, verifier=verifier, http=True)
+    mcp_app = mcp.streamable_http_app()
+
+    @contextlib.asynccontextmanager
+    async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
+        async with mcp.session_manager.run():
+            yield
+        service.close()
+
+    app = FastAPI(title="memwarden", version=__version__, lifespan=lifespan,
+                  description="Agents' long-term memory, governed in git: reads from a "
+                  "commit of main, writes as proposals.", responses=_ERRORS)
+    max_updates = int(settings["max_updates"])
+
+    @app.exception_handler(ServiceError)
+    async def _service_error(request: Request, exc: ServiceError) -> JSONResponse:
+        return _error_response(request, exc)
+
+    @app.exception_handler(RequestValidationError)
+    async def _invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
+        parts = []
+        for e in exc.errors()[:5]:
+            where = ".".join(str(x) for x in e.get("loc", ()) if x != "body")
+            parts.append(f"{where}: {e.get('msg')}")
+        return _error_response(request, ServiceError(422, "invalid_input", "; ".join(parts)
+                                                     or "invalid input"))
+
+    @app.get("/health", response_model=HealthOut, tags=["operations"])
+    async def health() -> dict[str, Any]:
+        """Liveness and what is served: main's commit, cache state, version (no auth)."""
+        return await service.call(service.health)
+
+    @app.get("/memory/search", response_model=SearchOut, tags=["memory"])
+    async def search(who: Who,
+                     q: Annotated[str, Query(min_length=1, max_length=MAX_QUERY_CHARS)],
+                     agent: Annotated[str | None, Query(pattern=AGENT_PATTERN)] = None,
+                     layer: Annotated[Literal[1, 2] | None, Query()] = None,
+                     top_k: Annotated[int, Query(ge=1, le=MAX_TOP_K)] = 10,
+                     at: AtQuery = None) -> Any:
+        """BM25 search (as `memwarden search --format json`)."""
+        return await service.call(service.search, who, q, agent, layer, top_k, at)
+
+    @app.get("/memory/{agentId}/read", response_model=ReadOut, tags=["memory"],
+             response_class=Response, responses={200: {"model": ReadOut,
+                                                        "content": {"application/json": {}}}})
+    async def read(who: Who, agentId: AgentPath,
+                   mode: Literal["basic", "wide", "deep", "temporal"] = "basic",
+                   maxTokens: Annotated[int | None, Query(ge=1, le=cap)] = None,
+                   at: AtQuery = None,
+                   since: Annotated[str | None, Query(max_length=40)] = None) -> Response:
+        """The read-memory response: byte for byte `memwarden read --format json`."""
+        if at is None:
+            hit = service.cached_read(who, agentId, mode, maxTokens, since)
+            if hit is not None:
+                return _json(hit)
+        return _json(await service.call(service.read, who, agentId, mode, maxTokens, at,
+                                        since))
+
+    @app.post("/memory/{agentId}/propose", response_model=ProposeOut, status_code=201,
+              tags=["memory"])
+    async def propose(who: Who, agentId: AgentPath, body: Annotated[ProposeIn, Body()]
+                      ) -> Any:
+        """A proposal branch with one commit (`memwarden propose`); main never moves."""
+        if len(body.updates) > max_updates:
+            raise ServiceError(422, "too_many_updates", f"at most {max_updates} updates per "
+                               "proposal; split the change")
+        doc = body.model_dump(exclude_none=True)
+        doc["updates"] = [u.model_dump(exclude_none=True) for u in body.updates]
+        return await service.call(service.propose, who, agentId, doc)
+
+    @app.get("/memory/{agentId}/diff", response_model=DiffOut, tags=["memory"],
+             response_class=Response, responses={200: {"model": DiffOut,
+                                                        "content": {"application/json": {}}}})
+    async def diff(who: Who, agentId: AgentPath,
+                   since: Annotated[str | None, Query(max_length=40)] = None,
+                   frm: Annotated[str | None, Query(alias="from", pattern=COMMIT_PATTERN)] = None,
+                   to: AtQuery = None,
+                   files: Annotated[list[str] | None, Query(max_length=20)] = None,
+                   maxTokens: Annotated[int | None, Query(ge=1, le=cap)] = None) -> Response:
+        """Per-file unified diffs (as `memwarden diff --format json`)."""
+        return _json(await service.call(service.diff, who, agentId, since, frm, to, files,
+                                        maxTokens))
+
+    @app.post("/memory/{agentId}/snapshot", response_model=SnapshotOut, status_code=201,
+              tags=["memory"])
+    async def snapshot(who: Who, agentId: AgentPath, body: Annotated[SnapshotIn, Body()]
+                       ) -> Any:
+        """A verified snapshot archive in the server's snapshot folder."""
+        return await service.call(service.snapshot, who, agentId, body.label, body.at)
+
+    @app.get("/memory/{agentId}/context", response_model=ContextOut, tags=["memory"])
+    async def context(who: Who, agentId: AgentPath,
+                      hint: Annotated[str | None, Query(max_length=MAX_QUERY_CHARS)] = None,
+                      maxTokens: Annotated[int | None, Query(ge=1, le=cap)] = None,
+                      top_k: Annotated[int, Query(ge=1, le=MAX_TOP_K)] = 10,
+                      at: AtQuery = None) -> Any:
+        """The context snapshot (as `memwarden context --budget`)."""
+        return await service.call(service.context, who, agentId, hint, maxTokens, top_k, at)
+
+    @app.get("/memory/{agentId}/layer2", response_model=Layer2Out, tags=["memory"])
+    async def layer2(who: Who, agentId: AgentPath,
+                     file: Annotated[str, Query(min_length=1, max_length=200)],
+                     maxTokens: Annotated[int | None, Query(ge=1, le=cap)] = None,
+                     at: AtQuery = None) -> Any:
+        """One Layer 2 file on explicit request."""
+        return await service.call(service.layer2, who, agentId, file, maxTokens, at)
+
+    @app.get("/entities/{entityId}", response_model=EntityOut, tags=["memory"])
+    async def entity(who: Who,
+                     entityId: Annotated[str, Path(min_length=1, max_length=200)],
+                     at: AtQuery = None) -> Any:
+        """One entity and its edges (as `memwarden entities ID --format json`)."""
+        return await service.call(service.entity, who, entityId, at)
+
+    @app.get("/proposals/{proposalId}", response_model=StatusOut, tags=["proposals"])
+    async def proposal(who: Who,
+                       proposalId: Annotated[str, Path(pattern=ID_PATTERN)]) -> Any:
+        """A proposal's lifecycle (as `memwarden status ID --format json`)."""
+        return await service.call(service.proposal_status, who, proposalId)
+
+    async def mcp_or_404(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http" and scope.get("path") != "/mcp":
+            rid = scope.get("state", {}).get("request_id", "")
+            await _send_error(send, ServiceError(404, "not_found", "no such route; see "
+                                                 "/openapi.json, or /mcp for MCP"), rid)
+            return
+        await mcp_app(scope, receive, send)
+
+    app.mount("/", mcp_or_404)  # /mcp: after every REST route, so those match first
+    bucket = _Bucket(int(settings["rate_limit_per_minute"]), int(settings["rate_limit_burst"]))
+    gate = _Gate(app, verifier, int(settings["max_body_bytes"]), bucket, _AccessLog(log_stream))
+    gate.fastapi = app  # type: ignore[attr-defined]  # the OpenAPI document and tests
+    return gate  # type: ignore[return-value]

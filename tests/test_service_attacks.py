@@ -1,0 +1,220 @@
+"""Attacks on `memwarden serve` (a real process): every one is refused with 401/403/404/413/
+422 and leaves no ref behind (`git for-each-ref` before and after)."""
+
+from __future__ import annotations
+
+import base64
+import json
+import time
+
+import httpx
+import pytest
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import ed25519, rsa
+from service_support import (
+    AGENT,
+    OTHER,
+    SECRET,
+    Server,
+    auth,
+    git,
+    make_memory_repo,
+    request_doc,
+    token,
+    write_config,
+)
+
+
+def refs(repo) -> str:
+    return git(repo, "for-each-ref", "--format=%(refname) %(objectname)")
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory):
+    base = tmp_path_factory.mktemp("attacks")
+    home = base / "home"
+    home.mkdir()
+    repo = make_memory_repo(base / "repo")
+    config = write_config(base / "svc.toml", repo, service="max_updates = 3\n")
+    server = Server(repo, home, config)
+    yield {"repo": repo, "url": server.url, "server": server}
+    server.stop()
+    assert "Traceback" not in server.errors()
+
+
+def _b64(doc: dict) -> str:
+    return base64.urlsafe_b64encode(json.dumps(doc).encode()).rstrip(b"=").decode()
+
+
+def alg_none_token(sub: str = AGENT) -> str:
+    now = int(time.time())
+    return (_b64({"alg": "none", "typ": "JWT"}) + "." + _b64({
+        "sub": sub, "scope": "memory:read memory:propose memory:admin", "aud": "memwarden",
+        "iss": "memwarden", "exp": now + 600}) + ".")
+
+
+BAD_TOKENS = {
+    "none": None,
+    "garbage": "not-a-jwt",
+    "expired": token(ttl=-3600),
+    "bad signature": token(key="wrong-secret-" + "z" * 40),
+    "alg none": alg_none_token(),
+    "wrong audience": token(aud="someone-else"),
+    "wrong issuer": token(iss="evil"),
+    "no exp": token(exp=None),
+    "no sub": token(sub=None),
+    "no aud": token(aud=None),
+    "no iss": token(iss=None),
+}
+
+
+@pytest.mark.parametrize("name", sorted(BAD_TOKENS))
+@pytest.mark.parametrize("method, path", [
+    ("GET", f"/memory/{AGENT}/read"),
+    ("POST", f"/memory/{AGENT}/propose"),
+    ("GET", "/proposals/p-demo"),
+])
+def test_bad_tokens_get_401_and_write_nothing(site, name, method, path):
+    before = refs(site["repo"])
+    tok = BAD_TOKENS[name]
+    headers = auth(tok) if tok else {}
+    r = httpx.request(method, site["url"] + path, headers=headers, timeout=30,
+                      json=request_doc("run_attack") if method == "POST" else None)
+    assert r.status_code == 401, (name, r.text)
+    assert r.headers["www-authenticate"].startswith("Bearer")
+    assert refs(site["repo"]) == before
+
+
+@pytest.mark.parametrize("method, path, body, tok, status", [
+    # agent A for B
+    ("GET", f"/memory/{OTHER}/read", None, token(AGENT), 403),
+    ("POST", f"/memory/{OTHER}/propose", request_doc("run_x"), token(AGENT), 403),
+    ("POST", f"/memory/{AGENT}/propose", {**request_doc("run_x"), "agentId": OTHER},
+     token(AGENT), 403),
+    ("GET", f"/memory/{OTHER}/layer2?file=decisions.md", None, token(AGENT), 403),
+    ("GET", f"/memory/{OTHER}/diff?since=2000-01-01", None, token(AGENT), 403),
+    ("GET", "/proposals/p-demo", None, token(OTHER), 404),  # archivist-violin's proposal
+    # missing scopes
+    ("POST", f"/memory/{AGENT}/propose", request_doc("run_x"), token(scopes=("memory:read",)),
+     403),
+    ("GET", f"/memory/{AGENT}/read", None, token(scopes=("memory:propose",)), 403),
+    ("POST", f"/memory/{AGENT}/snapshot", {"label": "x"}, token(), 403),
+    # invalid ids and paths
+    ("GET", "/memory/Archivist/read", None, token(), 422),
+    ("GET", "/memory/..%2Fetc/read", None, token(), 404),
+    ("GET", "/memory/a%00b/read", None, token(), 422),
+    ("GET", f"/memory/{AGENT}/layer2?file=../garden-curator/decisions.md", None, token(), 422),
+    ("GET", f"/memory/{AGENT}/layer2?file=/etc/passwd", None, token(), 422),
+    ("GET", f"/memory/{AGENT}/layer2?file=facts.md", None, token(), 422),
+    ("GET", f"/memory/{AGENT}/read?at=refs/heads/main", None, token(), 422),
+    ("GET", f"/memory/{AGENT}/read?at=HEAD~1", None, token(), 422),
+    ("GET", "/proposals/..%2F..%2Fmain", None, token(), 404),
+    ("GET", "/proposals/-rf", None, token(), 422),
+    ("POST", f"/memory/{AGENT}/propose",
+     {"runId": "run_x", "updates": [{"operation": "replace", "file": "../garden-curator/"
+                                     "facts.md", "content": "owned"}]}, token(), 422),
+    ("POST", f"/memory/{AGENT}/propose",
+     {"runId": "run_x", "updates": [{"operation": "replace", "file": "meta.json",
+                                     "content": "{}"}]}, token(), 422),
+    ("POST", f"/memory/{AGENT}/propose", {**request_doc("run_x"), "proposalId": "../../main"},
+     token(), 422),
+    # ceilings
+    ("GET", f"/memory/{AGENT}/read?maxTokens=25000", None, token(), 422),
+    ("GET", f"/memory/{AGENT}/read?maxTokens=0", None, token(), 422),
+    ("GET", f"/memory/{AGENT}/read?mode=everything", None, token(), 422),
+    ("GET", f"/memory/search?q=x&agent={AGENT}&top_k=51", None, token(), 422),
+    ("POST", f"/memory/{AGENT}/propose",
+     {"runId": "run_x", "updates": [{"operation": "add_loop", "content": f"loop {i}"}
+                                    for i in range(4)]}, token(), 422),
+    ("POST", f"/memory/{AGENT}/propose", {"runId": "run_x", "updates": []}, token(), 422),
+    ("POST", f"/memory/{AGENT}/propose", [1, 2], token(), 422),
+])
+def test_refusals_write_nothing(site, method, path, body, tok, status):
+    before = refs(site["repo"])
+    r = httpx.request(method, site["url"] + path, headers=auth(tok), json=body, timeout=30)
+    assert r.status_code == status, r.text
+    assert r.json()["error"]["message"]
+    assert refs(site["repo"]) == before
+
+
+def test_oversize_bodies_are_413(site):
+    before = refs(site["repo"])
+    huge = {"runId": "run_big", "updates": [{"operation": "add_loop",
+                                             "content": "x" * (2 << 20)}]}
+    r = httpx.post(site["url"] + f"/memory/{AGENT}/propose", json=huge, headers=auth(token()),
+                   timeout=60)
+    assert r.status_code == 413
+
+    def chunks():  # no Content-Length: the cap holds for a streamed body too
+        for _ in range(20):
+            yield b"x" * (128 << 10)
+
+    r = httpx.post(site["url"] + f"/memory/{AGENT}/propose", content=chunks(),
+                   headers={**auth(token()), "Content-Type": "application/json"}, timeout=60)
+    assert r.status_code == 413
+    assert refs(site["repo"]) == before
+
+
+def test_hs_rs_confusion_and_eddsa(tmp_path):
+    """An RS256 server refuses an HS256 token signed with its public key; an EdDSA server
+    refuses RS256. Valid tokens of the configured algorithm pass."""
+    home = tmp_path / "home"
+    home.mkdir()
+    repo = make_memory_repo(tmp_path / "repo")
+    rsa_key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    pub = rsa_key.public_key().public_bytes(serialization.Encoding.PEM,
+                                           serialization.PublicFormat.SubjectPublicKeyInfo)
+    (tmp_path / "rsa.pub").write_bytes(pub)
+    config = write_config(tmp_path / "svc.toml", repo,
+                          auth=f'algorithm = "RS256"\npublic_key_file = "{tmp_path / "rsa.pub"}"\n')
+    server = Server(repo, home, config)
+    try:
+        url = server.url + f"/memory/{AGENT}/read"
+        good = token(key=rsa_key, alg="RS256")
+        assert httpx.get(url, headers=auth(good), timeout=30).status_code == 200
+        import hmac
+        from hashlib import sha256
+
+        head = _b64({"alg": "HS256", "typ": "JWT"})
+        now = int(time.time())
+        body = _b64({"sub": AGENT, "scope": "memory:read", "aud": "memwarden",
+                     "iss": "memwarden", "exp": now + 600})
+        sig = base64.urlsafe_b64encode(hmac.new(pub, f"{head}.{body}".encode(),
+                                                sha256).digest()).rstrip(b"=").decode()
+        forged = f"{head}.{body}.{sig}"
+        assert httpx.get(url, headers=auth(forged), timeout=30).status_code == 401
+        assert httpx.get(url, headers=auth(token()), timeout=30).status_code == 401  # HS256
+        assert httpx.get(url, headers=auth(alg_none_token()), timeout=30).status_code == 401
+    finally:
+        server.stop()
+    ed = ed25519.Ed25519PrivateKey.generate()
+    (tmp_path / "ed.pub").write_bytes(ed.public_key().public_bytes(
+        serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo))
+    config = write_config(tmp_path / "svc2.toml", repo,
+                          auth=f'algorithm = "EdDSA"\npublic_key_file = "{tmp_path / "ed.pub"}"\n')
+    server = Server(repo, home, config)
+    try:
+        url = server.url + f"/memory/{AGENT}/read"
+        assert httpx.get(url, headers=auth(token(key=ed, alg="EdDSA")),
+                         timeout=30).status_code == 200
+        assert httpx.get(url, headers=auth(token(key=rsa_key, alg="RS256")),
+                         timeout=30).status_code == 401
+    finally:
+        server.stop()
+
+
+def test_a_short_hs256_secret_is_a_config_error(tmp_path):
+    import subprocess
+    import sys
+
+    from service_support import env
+
+    home = tmp_path / "home"
+    home.mkdir()
+    repo = make_memory_repo(tmp_path / "repo")
+    proc = subprocess.run([sys.executable, "-m", "memwarden", "serve", "--port", "0"], cwd=repo,
+                          env=env(home, MEMWARDEN_JWT_SECRET="short"), capture_output=True,
+                          text=True, timeout=60)
+    assert proc.returncode == 2
+    assert "memwarden: error:" in proc.stderr and "32 bytes" in proc.stderr
+    assert SECRET  # the fixture secret is long enough
