@@ -201,8 +201,8 @@ def _apply_one(text: str, update: dict[str, Any], i: int, op: str, path: str, re
         loop_id = update.get("loopId", update.get("loop_id"))
         if loop_id is None:
             loop_id = "loop_" + hashlib.sha256(content.encode()).hexdigest()[:8]
-        if not isinstance(loop_id, str) or not re.match(r"^loop_[A-Za-z0-9._-]{1,120}$",
-                                                        loop_id):
+        if not isinstance(loop_id, str) or not re.fullmatch(r"loop_[A-Za-z0-9._-]{1,120}",
+                                                            loop_id):
             raise MemwardenError(f"updates[{i}]: loopId {loop_id!r} must look like loop_<id>")
         loops, _ = parse_loops(split_lines(text))
         if any(lp.id == loop_id for lp in loops):

@@ -11,11 +11,13 @@ import re
 
 from memwarden.records import FrozenRecord
 
-AGENT_ID_RE = re.compile(r"^[a-z0-9][a-z0-9-]*$")
-ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
-DATE_FILE_RE = re.compile(r"^(\d{4})-(\d{2})-(\d{2})\.md$")
-RUN_FILE_RE = re.compile(r"^run_([A-Za-z0-9][A-Za-z0-9._-]{0,127})\.md$")
-RUN_DIR_RE = re.compile(r"^run_([A-Za-z0-9][A-Za-z0-9._-]{0,127})$")
+# Validation patterns end with \Z, never $ ($ also matches before a final newline, so
+# "run_1\n" would pass as an id and split a trailer or an entry line in two).
+AGENT_ID_RE = re.compile(r"^[a-z0-9][a-z0-9-]*\Z")
+ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}\Z")
+DATE_FILE_RE = re.compile(r"^(\d{4})-(\d{2})-(\d{2})\.md\Z")
+RUN_FILE_RE = re.compile(r"^run_([A-Za-z0-9][A-Za-z0-9._-]{0,127})\.md\Z")
+RUN_DIR_RE = re.compile(r"^run_([A-Za-z0-9][A-Za-z0-9._-]{0,127})\Z")
 
 # Layer 1 files and the config key of their HARD limit.
 LAYER1 = {"snapshot.md": "snapshot", "facts.md": "facts", "open_loops.md": "open_loops"}

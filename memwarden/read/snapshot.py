@@ -60,8 +60,8 @@ MAX_TOTAL = 256 * 1024 * 1024  # decompressed tar stream
 MAX_MEMBER = 32 * 1024 * 1024  # one file (memory files are kilobytes)
 MAX_MANIFEST = 16 * 1024 * 1024
 MAX_MEMBERS = 200_000
-_HEX = re.compile(r"^(?:[0-9a-f]{40}|[0-9a-f]{64})$")
-_SHA256 = re.compile(r"^[0-9a-f]{64}$")
+_HEX = re.compile(r"^(?:[0-9a-f]{40}|[0-9a-f]{64})\Z")
+_SHA256 = re.compile(r"^[0-9a-f]{64}\Z")
 _MODES = {"100644": MODE_FILE, "100755": MODE_EXEC}
 _BUNDLE_MAGIC = (b"# v2 git bundle\n", b"# v3 git bundle\n")
 

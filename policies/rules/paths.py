@@ -32,9 +32,15 @@ def check_unsafe_path(mf: MemFile, ctx: FileContext) -> Iterator[Finding]:
     path = mf.path
     if mf.mode == MODE_LINK:
         target = mf.data.decode("utf-8", "replace")
+        where = f"{mf.link_at} is a " if mf.link_at else ""
         yield make("MW502", ERROR, path, 1, 1,
-                   f"symlink to {target!r}: governed files must be regular files",
-                   f"{path}->{target}", "Replace the symlink with the file's content.")
+                   f"{where}symlink to {target!r}: governed files must be regular files",
+                   f"{mf.link_at or path}->{target}",
+                   "Replace the symlink with the file's content.")
+    elif mf.mode == 0 and mf.unreadable is not None:
+        yield make("MW502", ERROR, path, 1, 1,
+                   f"{mf.unreadable}, not a regular file: governed files must be regular files",
+                   f"{path}:special", "Remove it and put a regular file in its place.")
     elif mf.mode == MODE_GITLINK:
         yield make("MW502", ERROR, path, 1, 1,
                    "submodule inside a governed folder: its content escapes every check",
