@@ -13,8 +13,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from memwarden.cachedir import ShardedCache, remove_legacy
-from memwarden.git.files import (MODE_EXEC, MODE_FILE, MODE_GITLINK, MODE_LINK, Entry,
-                                 file_mode, hash_blob)
+from memwarden.git.files import (
+    MODE_EXEC,
+    MODE_FILE,
+    MODE_GITLINK,
+    MODE_LINK,
+    Entry,
+    file_mode,
+    hash_blob,
+)
 from memwarden.model.layout import classify
 from memwarden.model.memfile import MAX_FILE_BYTES, MemFile
 
