@@ -11,10 +11,12 @@ main; still over after eviction -> rejected (overflow).
 
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
 import json
+import os
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -488,7 +490,55 @@ def apply_all(repo: Repo, refs: list[str], config: Config, approved_by: str | No
     proposal built on the previous one, then ONE atomic push); if the remote moved
     meanwhile, each proposal goes on its own: a push rejected because someone else moved
     main refetches main and retries from the stale check (bounded, with jitter). Every
-    outcome is recorded in the proposal's lifecycle notes (one notes commit per batch)."""
+    outcome is recorded in the proposal's lifecycle notes (one notes commit per batch).
+    Appliers of one repository take turns (see applier_lock): two interleaved runs would
+    each bring the checked-out files along from a main the other had already moved."""
+    if dry_run:  # writes objects only, never a ref or a file
+        return _apply_all(repo, refs, config, approved_by, now, dry_run, force, remote,
+                          attempts, delete_branches)
+    with applier_lock(repo):
+        return _apply_all(repo, refs, config, approved_by, now, dry_run, force, remote,
+                          attempts, delete_branches)
+
+
+# How long an applier waits for another one of the same repository to finish.
+LOCK_WAIT_SECONDS = 900
+
+
+@contextlib.contextmanager
+def applier_lock(repo: Repo, wait: float = LOCK_WAIT_SECONDS) -> Iterator[None]:
+    """An exclusive flock on `<git common dir>/memwarden/apply.lock` for this process.
+    The kernel releases it when the process ends, however it ends (no stale lock after a
+    crash); linked worktrees share it, as they share main."""
+    import fcntl
+    import time
+
+    folder = repo.objects_dir().parent / "memwarden"
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / "apply.lock"
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o644)
+    try:
+        deadline = time.monotonic() + wait
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    raise MemwardenError(f"{path}: another memwarden apply of this repository "
+                                         f"has held the lock for over {int(wait)} s; let it "
+                                         "finish (the lock goes with its process)") from None
+                time.sleep(0.05)
+        os.ftruncate(fd, 0)
+        os.write(fd, f"{os.getpid()}\n".encode())
+        yield
+    finally:
+        os.close(fd)  # releases the flock
+
+
+def _apply_all(repo: Repo, refs: list[str], config: Config, approved_by: str | None,
+               now: _dt.datetime, dry_run: bool, force: bool, remote: str | None,
+               attempts: int, delete_branches: bool) -> list[ProposalResult]:
     committer = apply_identity(config)
     rec = lifecycle.Recorder(repo, committer)
     applied = AppliedIndex(repo)

@@ -107,7 +107,9 @@ def gate(repo: Repo, ref: str, base: str, config_path: str | None = None,
     actor = ("proposal" if on_proposal_branch or any(i.kind == "proposal" for i in infos)
              else "human")
     if agent is not None and actor == "proposal":
-        findings += proposal_path_findings(agent, changed, ref)
+        known = (repo.entry_at(mb, f"agents/{agent}/_agent.md") is not None
+                 or repo.has_folder(mb, f"memory/{agent}"))
+        findings += proposal_path_findings(agent, changed, ref, known)
     findings += diff_findings(changed, lambda p: repo.read_path(mb, p),
                               lambda p: repo.read_path(head, p), actor)
     source = TreeSource(repo, head)

@@ -37,6 +37,8 @@ TRANSITIONS: dict[str | None, tuple[str, ...]] = {
     "rejected": (),
 }
 TERMINAL = ("applied", "rejected")
+# Compare-and-swap attempts of one flush against other appliers writing notes.
+CAS_ATTEMPTS = 50
 
 
 class IllegalTransition(MemwardenError):
@@ -143,23 +145,39 @@ class Recorder:
         self.pending.setdefault(head, []).append(
             {"state": "approved", "at": _iso(now), "by": by, "override": True})
 
-    def flush(self, remote: str | None = None, attempts: int = 5) -> str | None:
+    def flush(self, remote: str | None = None, attempts: int = 5,
+              cas_attempts: int = CAS_ATTEMPTS) -> str | None:
         """Write the collected events (and push them, merged with what the remote has).
-        Returns a warning when the remote could not be updated (the local notes are kept)."""
+        Another applier moving the notes ref in between is normal: the events are merged
+        onto its notes again and the compare-and-swap retried (bounded, with jitter).
+        Returns a warning when the notes could not be written or pushed; never raises for
+        that, so a caller's results are always reported."""
+        import random
+        import time
+
         if not self.pending:
             return None
-        local = self.repo.ref_target(NOTES_REF)
-        if len(self.pending) >= HOLD_MIN:  # a batch's notes: one pack, not a file per note
-            self.repo.hold_objects()
-        try:
-            new = Writer(self.repo).commit_changes(
-                local, {h: self._merged(local, h) for h in self.pending},
-                "memwarden: proposal lifecycle\n", self.identity, self.identity)
-            self.repo.store_held_objects()  # before the ref can point at them
-        finally:
-            self.repo.drop_held_objects()
-        if not self.repo.compare_and_swap(NOTES_REF, new, local or "0" * 40):
-            raise MemwardenError(f"{NOTES_REF} moved while recording; re-run the command")
+        for attempt in range(cas_attempts):
+            local = self.repo.ref_target(NOTES_REF)
+            if len(self.pending) >= HOLD_MIN:  # a batch's notes: one pack, not a file per note
+                self.repo.hold_objects()
+            try:
+                new = Writer(self.repo).commit_changes(
+                    local, {h: self._merged(local, h) for h in self.pending},
+                    "memwarden: proposal lifecycle\n", self.identity, self.identity)
+                self.repo.store_held_objects()  # before the ref can point at them
+            finally:
+                self.repo.drop_held_objects()
+            try:
+                if self.repo.compare_and_swap(NOTES_REF, new, local or "0" * 40):
+                    break
+            except MemwardenError:
+                pass  # a concurrent writer's ref lock: retry like a lost race
+            time.sleep(random.uniform(0.005, 0.03) * min(attempt + 1, 10))
+        else:
+            return (f"{NOTES_REF} kept moving while recording ({cas_attempts} attempts); "
+                    "these lifecycle events were not recorded: "
+                    + ", ".join(sorted(h[:12] for h in self.pending)))
         self.pending.clear()
         return push_notes(self.repo, remote, self.identity, attempts) if remote else None
 

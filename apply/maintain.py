@@ -46,8 +46,8 @@ RUN_LOOP_ID = "maintain"  # names the "run" in decisions written for frozen loop
 RUNTIME_KEYS = ("last_run", "last_run_status", "pending_proposals")
 STATUSES = ("draft", "active", "paused", "error", "archived")
 SEMVER_RE = re.compile(r"^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(-[0-9A-Za-z.-]+)?"
-                       r"(\+[0-9A-Za-z.-]+)?$")
-BRANCH_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/-]{0,200}$")
+                       r"(\+[0-9A-Za-z.-]+)?\Z")
+BRANCH_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/-]{0,200}\Z")
 
 
 @dataclass

@@ -22,12 +22,26 @@ from memwarden.model.config import Config
 from memwarden.model.entries import parse_facts, parse_loops
 from memwarden.model.errors import MemwardenError
 from memwarden.model.factids import word_of
-from memwarden.model.layout import AGENT_ID_RE, APPLY_OWNED_KINDS, ID_RE, classify
+from memwarden.model.layout import (
+    AGENT_ID_RE,
+    APPLY_OWNED_KINDS,
+    ID_RE,
+    classify,
+    unsafe_path_reason,
+    valid_ref_id,
+)
 from memwarden.model.memfile import split_lines
 
 OPERATIONS = ("append", "replace", "close", "remove_entry", "add_loop", "add_decision")
 DEFAULT_FILES = {"close": "open_loops.md", "add_loop": "open_loops.md",
                  "add_decision": "decisions.md"}
+# Caps when the config names none (memwarden.toml max_update_bytes / max_request_bytes).
+MAX_UPDATE_BYTES = 64 * 1024
+MAX_REQUEST_BYTES = 256 * 1024
+# A request is a flat document: nothing in it needs more nesting than this.
+MAX_DEPTH = 32
+# The raw JSON may escape text (\uXXXX is 6 bytes for 1-3): this many times the cap.
+RAW_FACTOR = 8
 
 
 @dataclass
@@ -63,17 +77,127 @@ def _ids(value: Any, what: str) -> list[str]:
     return value
 
 
-def parse_request(doc: Any) -> Request:
+def caps(config: Config | None) -> tuple[int, int]:
+    """(bytes per update, bytes per request) from the config, else the defaults."""
+    data = config.data if config is not None else {}
+    return (int(data.get("max_update_bytes", MAX_UPDATE_BYTES)),
+            int(data.get("max_request_bytes", MAX_REQUEST_BYTES)))
+
+
+def _size(value: Any, name: str, limit: int) -> int:
+    """The text bytes in a JSON value (each scalar counts at least 1), without recursion;
+    stops once over `limit`. Raises for nesting deeper than MAX_DEPTH and for text that
+    is not valid Unicode (a lone surrogate from a \\ud800 escape), naming the field."""
+    total = 0
+    stack: list[tuple[Any, str, int]] = [(value, name, 0)]
+    while stack and total <= limit:
+        v, where, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            raise MemwardenError(f"{name}: nested more than {MAX_DEPTH} levels deep")
+        if isinstance(v, str):
+            try:
+                total += max(1, len(v.encode("utf-8")))
+            except UnicodeEncodeError:
+                raise MemwardenError(f"{where}: not valid Unicode text (a lone surrogate "
+                                     "such as \\ud800)") from None
+        elif isinstance(v, dict):
+            total += 1
+            for k, x in v.items():
+                total += len(str(k))
+                stack.append((k, f"{where} key", depth + 1))
+                stack.append((x, f"{where}.{k}", depth + 1))
+        elif isinstance(v, list):
+            total += 1
+            stack.extend((x, f"{where}[{j}]", depth + 1) for j, x in enumerate(v))
+        else:
+            total += 1
+    return total
+
+
+def check_sizes(doc: dict[str, Any], config: Config | None = None) -> None:
+    """Refuse a request over the configured caps, naming the field that is too large."""
+    per_update, per_request = caps(config)
+    for key, value in doc.items():
+        n = _size(value, f"request: {key}", per_request)
+        if key != "updates" and n > per_update:
+            raise MemwardenError(f"request: {key} is over the {per_update}-byte cap for one "
+                                 "field (max_update_bytes in memwarden.toml)")
+    updates = doc.get("updates")
+    for i, u in enumerate(updates if isinstance(updates, list) else []):
+        if isinstance(u, dict):
+            for key, value in u.items():
+                if _size(value, f"updates[{i}].{key}", per_update) > per_update:
+                    raise MemwardenError(
+                        f"updates[{i}].{key} is over the {per_update}-byte cap per update "
+                        "(max_update_bytes in memwarden.toml): propose smaller updates")
+        if _size(u, f"updates[{i}]", per_update) > per_update:
+            raise MemwardenError(f"updates[{i}] is over the {per_update}-byte cap per update "
+                                 "(max_update_bytes in memwarden.toml): split it")
+    if _size(doc, "request", per_request) > per_request:
+        raise MemwardenError(f"request: over the {per_request}-byte cap per request "
+                             "(max_request_bytes in memwarden.toml): split it into several "
+                             "proposals")
+
+
+def load_request(text: str, source: str, config: Config | None = None) -> Any:
+    """A request's JSON text as a document: exit-2 errors for oversized, invalid or too
+    deeply nested JSON, naming the field (never a RecursionError)."""
+    per_request = caps(config)[1]
+    if len(text) > RAW_FACTOR * per_request:
+        raise MemwardenError(f"{source}: the request is {len(text)} characters, over "
+                             f"{RAW_FACTOR} x the {per_request}-byte cap per request "
+                             "(max_request_bytes in memwarden.toml)")
+    deep = _too_deep(text)
+    if deep is not None:
+        raise MemwardenError(f"{source}: {deep} is nested more than {MAX_DEPTH} levels deep")
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise MemwardenError(f"{source}: invalid JSON at line {exc.lineno} column {exc.colno}:"
+                             f" {exc.msg}") from None
+    except RecursionError:  # (_too_deep should have caught it)
+        raise MemwardenError(f"{source}: the request is nested too deeply") from None
+
+
+_JSON_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}:]')
+
+
+def _too_deep(text: str) -> str | None:
+    """The top-level field (or "the request") holding nesting deeper than MAX_DEPTH, found
+    by a scan that needs no parse (json.loads recurses and would fail on it)."""
+    if text.count("[") + text.count("{") <= MAX_DEPTH:
+        return None
+    depth, key, last = 0, None, None
+    for m in _JSON_TOKEN.finditer(text):
+        tok = m.group()
+        if tok in "[{":
+            depth += 1
+            if depth > MAX_DEPTH + 1:
+                return f"request field {key!r}" if key is not None else "the request"
+        elif tok in "]}":
+            depth -= 1
+        elif tok == ":":
+            if depth == 1 and last is not None and last.startswith('"'):
+                try:
+                    key = json.loads(last)
+                except ValueError:
+                    key = last
+        last = tok
+    return None
+
+
+def parse_request(doc: Any, config: Config | None = None) -> Request:
     """Validate and normalise a request document (dict from JSON)."""
     if not isinstance(doc, dict):
         raise MemwardenError("request: expected a JSON object")
+    check_sizes(doc, config)
     if isinstance(doc.get("params"), dict):
         doc = {**doc, **doc["params"]}
     agent = _get(doc, "agentId", "agent_id")
     run = _get(doc, "runId", "run_id")
-    if not isinstance(agent, str) or not AGENT_ID_RE.match(agent):
+    if not isinstance(agent, str) or not AGENT_ID_RE.match(agent) or len(agent) > 64:
         raise MemwardenError(f"request: agentId {agent!r} is not an agent id "
-                             "(lowercase letters, digits, hyphens)")
+                             "(lowercase letters, digits, hyphens, at most 64)")
     if not isinstance(run, str) or not ID_RE.match(run):
         raise MemwardenError(f"request: runId {run!r} must match [A-Za-z0-9][A-Za-z0-9._-]*")
     updates = doc.get("updates")
@@ -88,17 +212,20 @@ def parse_request(doc: Any) -> Request:
     ev = _get(doc, "expectedVersion", "expected_version")
     if ev is not None and (isinstance(ev, bool) or not isinstance(ev, int) or ev < 0):
         raise MemwardenError(f"request: expectedVersion {ev!r}: expected an integer >= 0")
-    reasoning = _get(doc, "reasoning", "summary", "reason", default="") or ""
+    reasoning = _get(doc, "reasoning", "summary", "reason")
+    if reasoning is None:
+        reasoning = ""
     if not isinstance(reasoning, str):
-        raise MemwardenError("request: reasoning must be text")
+        raise MemwardenError(f"request: reasoning must be text, got {type(reasoning).__name__}")
     proposal = _get(doc, "proposalId", "proposal_id")
     if proposal is None:
         digest = hashlib.sha256(json.dumps(doc, sort_keys=True, ensure_ascii=False,
                                            default=str).encode()).hexdigest()[:12]
         proposal = f"p-{run[:40]}-{digest}"
-    if not isinstance(proposal, str) or not ID_RE.match(proposal):
+    if not isinstance(proposal, str) or not valid_ref_id(proposal):
         raise MemwardenError(f"request: proposalId {proposal!r} must match "
-                             "[A-Za-z0-9][A-Za-z0-9._-]*")
+                             "[A-Za-z0-9][A-Za-z0-9._-]* and be a valid git branch name "
+                             "component (no '..', not ending with '.' or '.lock')")
     extra = {}
     for key, names in (("Task", ("task",)), ("Result", ("result",)),
                        ("Duration-Seconds", ("durationSeconds", "duration_seconds"))):
@@ -115,10 +242,10 @@ def _target(agent: str, update: dict[str, Any], i: int, op: str) -> str:
     if not isinstance(name, str) or not name:
         raise MemwardenError(f"updates[{i}]: missing 'file'")
     path = name if name.startswith("memory/") else f"memory/{agent}/{name}"
-    parts = path.split("/")
-    if any(p in ("", ".", "..") for p in parts) or "\\\\" in path or "%" in path:
+    unsafe = unsafe_path_reason(path)
+    if unsafe is not None or "%" in path:
         raise MemwardenError(f"updates[{i}]: file {name!r} is not a plain path inside "
-                             f"memory/{agent}/")
+                             f"memory/{agent}/ ({unsafe or 'a percent escape'})")
     info = classify(path)
     if info is None or info.agent != agent:
         raise MemwardenError(f"updates[{i}]: file {name!r} is outside memory/{agent}/ "
@@ -137,6 +264,13 @@ def _text(update: dict[str, Any], i: int, key: str = "content") -> str:
     if not isinstance(v, str) or not v.strip():
         raise MemwardenError(f"updates[{i}]: '{key}' must be non-empty text")
     return v
+
+
+def _line(update: dict[str, Any], i: int, key: str) -> None:
+    """Fields that become part of one line (a heading, a status) must be one line."""
+    v = update.get(key)
+    if v is not None and (not isinstance(v, str) or "\n" in v or "\r" in v):
+        raise MemwardenError(f"updates[{i}]: '{key}' must be one line of text")
 
 
 def _section_name(raw: str) -> str:
@@ -171,6 +305,8 @@ def _append_section(text: str, section: str, content: str) -> str:
 def _apply_one(text: str, update: dict[str, Any], i: int, op: str, path: str, req: Request,
                today: str) -> str:
     kind = classify(path).kind  # type: ignore[union-attr]
+    for key in ("section", "status", "title"):
+        _line(update, i, key)
     if op == "replace":
         return _text(update, i).rstrip("\n") + "\n"
     if op == "append":
@@ -202,8 +338,8 @@ def _apply_one(text: str, update: dict[str, Any], i: int, op: str, path: str, re
         loop_id = update.get("loopId", update.get("loop_id"))
         if loop_id is None:
             loop_id = "loop_" + hashlib.sha256(content.encode()).hexdigest()[:8]
-        if not isinstance(loop_id, str) or not re.match(r"^loop_[A-Za-z0-9._-]{1,120}$",
-                                                        loop_id):
+        if not isinstance(loop_id, str) or not re.fullmatch(r"loop_[A-Za-z0-9._-]{1,120}",
+                                                            loop_id):
             raise MemwardenError(f"updates[{i}]: loopId {loop_id!r} must look like loop_<id>")
         loops, _ = parse_loops(split_lines(text))
         if any(lp.id == loop_id for lp in loops):
@@ -325,11 +461,16 @@ def current_version(repo: Repo, rev: str, agent: str) -> int:
 def propose(repo: Repo, config: Config, doc: Any, base: str | None = None,
             now: _dt.datetime | None = None) -> Proposal:
     """Create the proposal branch and its commit; returns what was created."""
-    req = parse_request(doc)
+    req = parse_request(doc, config)
     now = now or _dt.datetime.now(_dt.UTC)
     today = now.date().isoformat()
     base = base or config.data["main_branch"]
     base_commit = repo.resolve_commit(base)
+    if (repo.entry_at(base_commit, f"agents/{req.agent}/_agent.md") is None
+            and not repo.has_folder(base_commit, f"memory/{req.agent}")):
+        raise MemwardenError(f"request: agentId {req.agent!r} is not a known agent (no "
+                             f"agents/{req.agent}/_agent.md and no memory/{req.agent}/ on "
+                             f"{base}); an owner adds agents")
     if req.expected_version is None:
         req.expected_version = current_version(repo, base_commit, req.agent)
     contents: dict[str, str] = {}

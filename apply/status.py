@@ -109,6 +109,8 @@ def status(repo: Repo, config: Config, pid: str) -> dict[str, Any]:
 def overview(repo: Repo, config: Config) -> list[dict[str, Any]]:
     """One line per proposal branch: id, agent, state (from the notes; pending without)."""
     prefix = "refs/heads/" + config.data["proposal_prefix"]
+    main = repo.ref_target(f"refs/heads/{config.data['main_branch']}")
+    index = AppliedIndex(repo) if main else None
     out = []
     for ref in repo.refs(prefix):
         tip = repo.ref_target(ref)
@@ -116,9 +118,13 @@ def overview(repo: Repo, config: Config) -> list[dict[str, Any]]:
             continue
         head = _trailers(repo, tip).get("proposal-head", tip)
         events = lifecycle.history(repo, head)
-        out.append({"proposalId": ref.rsplit("/", 1)[-1], "branch": ref[len("refs/heads/"):],
+        pid = ref.rsplit("/", 1)[-1]
+        state = lifecycle.current_state(events) or "pending"
+        if state != "applied" and index is not None and index.lookup(main, pid):  # type: ignore[arg-type]
+            state = "applied"  # main is the truth; the notes lag behind it
+        out.append({"proposalId": pid, "branch": ref[len("refs/heads/"):],
                     "agentId": ref[len(prefix):].split("/", 1)[0], "head": head,
-                    "state": lifecycle.current_state(events) or "pending"})
+                    "state": state})
     return out
 
 

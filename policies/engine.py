@@ -74,6 +74,7 @@ def check(source: Source, config: Config, paths: list[str] | None = None,
     The caches are written before returning, or, given `saves`, left there as calls for
     the caller to make once it has answered (see memwarden/cli_check.py `write_later`)."""
     rules = [r for r in check_rules() if config.rule_enabled(r.id)]
+    source.max_bytes = config.max_file_bytes  # larger files: MW206, never read
     # A small partial check of a working tree (a hook run) keeps its token counts in the
     # findings shards of the files' owners instead of reading and rewriting the whole
     # repository's count file (gates and audits of commits keep using that file).

@@ -428,8 +428,8 @@ def test_raw_read_is_the_buffered_read(tmp_path: Path, size: int) -> None:
 
     path = tmp_path / "f"
     path.write_bytes(os.urandom(size))
-    data, n, key = _read(str(path))
-    assert data == path.read_bytes() and n == size
+    data, n, key, special = _read(str(path))
+    assert data == path.read_bytes() and n == size and special is None
     st = os.stat(path)
     assert key == [st.st_mtime_ns, st.st_size, st.st_ino, st.st_ctime_ns]
 

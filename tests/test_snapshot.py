@@ -24,7 +24,8 @@ FILES = {
     "memory/a/snapshot.md": "# Snapshot: a\n\nCurator of notes.\n",
     "memory/a/meta.json": META,
     "memory/a/runs/run_1.md": "# Run 1\n",
-    "agents/a/_agent.md": "---\nname: A\nslug: a\n---\nBody\n",
+    "agents/a/_agent.md": ("---\nname: A\nslug: a\nversion: 1.0.0\nstatus: draft\n"
+                           "created_at: 2026-01-01\ncreated_by: owner\n---\nBody\n"),
     "logic/a/current.pseudo.md": "# Logic\n",
     "memory/b/facts.md": "# Facts: b\n",
 }
@@ -224,6 +225,9 @@ def test_restore_into_new_dir_and_worktree(repo, tmp_path, mw):
     take(mw, repo, archive)
     fresh = tmp_path / "fresh"
     code, out, err = mw(tmp_path, "restore", str(archive), "--into", str(fresh))
+    assert code == 1 and "--trust-archive" in err and not fresh.exists()  # nothing vouches
+    code, out, err = mw(tmp_path, "restore", str(archive), "--into", str(fresh),
+                        "--trust-archive")
     assert code == 0, err
     for path in ("memory/a/facts.md", "agents/a/_agent.md", "memory/a/runs/run_1.md"):
         assert (fresh / path).read_bytes() == (repo / path).read_bytes()
@@ -258,7 +262,8 @@ def test_restore_into_refuses_symlinked_folder(repo, tmp_path, mw):
     into = tmp_path / "into"
     (into / "memory").mkdir(parents=True)
     (into / "memory" / "a").symlink_to(target)
-    code, _, err = mw(tmp_path, "restore", str(archive), "--into", str(into))
+    code, _, err = mw(tmp_path, "restore", str(archive), "--into", str(into),
+                      "--trust-archive")
     assert code == 2 and "symlink" in err and not any(target.iterdir())
 
 

@@ -564,10 +564,12 @@ def test_hostile_input_gives_findings_not_tracebacks(tmp_path, payload):
         assert "MW207" in by_path[REGISTRY]
 
 
-def test_oversized_files_are_left_to_the_token_rules(tmp_path):
+def test_oversized_files_fail_closed_under_mw206(tmp_path):
     big = b"- fact\n" * (4 * 1024 * 1024 // 7 + 10)
     findings = run(tmp_path, {**GOOD, FACTS: big, META: b" " * (4 * 1024 * 1024 + 1)})
-    assert [f for f in findings if f.path in (FACTS, META)] == []
+    found = sorted((f.path, f.rule, f.severity) for f in findings if f.path in (FACTS, META))
+    assert found == sorted([(META, "MW206", "error"), (FACTS, "MW206", "error")])
+    assert all("max_file_bytes" in f.message for f in findings if f.path in (FACTS, META))
 
 
 def test_long_jsonl_is_checked_quickly(tmp_path):

@@ -51,18 +51,16 @@ def propose_cmd(request: str, base: str | None, push: str | None, remote: str | 
     click.echo(json.dumps(doc, ensure_ascii=False, indent=2))
 
 
-def read_request(source: str) -> Any:
+def read_request(source: str, config: Any = None) -> Any:
+    from memwarden.apply.propose import load_request
+
     try:
         text = sys.stdin.read() if source == "-" else Path(source).read_text("utf-8-sig")
     except OSError as exc:
         raise MemwardenError(f"{source}: cannot read the request ({exc.strerror})") from None
     except UnicodeDecodeError:
         raise MemwardenError(f"{source}: the request is not UTF-8") from None
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise MemwardenError(f"{source}: invalid JSON at line {exc.lineno} column {exc.colno}:"
-                             f" {exc.msg}") from None
+    return load_request(text, source, config)  # caps, depth and JSON errors: exit 2
 
 
 def remote_main(repo: Any, remote: str, main: str) -> str | None:
@@ -78,7 +76,6 @@ def run_propose(request: str, base: str | None, remote: str | None,
     from memwarden.model.config import load_config, load_config_at
 
     repo = open_repo_here("propose")
-    doc = read_request(request)
     main = load_config(None, None).data["main_branch"]
     rev = base or main
     if remote is not None and rev == main:
@@ -86,6 +83,7 @@ def run_propose(request: str, base: str | None, remote: str | None,
         rev = remote_main(repo, remote, main) or rev
     # Policy comes from the base branch (a proposal cannot loosen its own rules).
     config = load_config_at(repo, repo.resolve_commit(rev), config_path)
+    doc = read_request(request, config)
     result = propose(repo, config, doc, rev, parse_now(now))
     if remote is not None:
         git_cli(["push", "--quiet", remote, f"refs/heads/{result.branch}"],

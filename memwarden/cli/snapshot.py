@@ -66,8 +66,11 @@ def snapshot_cmd(agent: str | None, all_: bool, label: str, output: str, at: str
               "(default: main).")
 @click.option("--force", is_flag=True, help="Overwrite local changes (--into) or replace an "
               "existing restore/<label> branch or refs/restore/<label> ref.")
+@click.option("--trust-archive", is_flag=True, help="Restore an agent archive whose commit is "
+              "not in this repository (nothing else vouches for it; every policy still "
+              "checks its files).")
 def restore_cmd(archive: str, into: str | None, branch: str | None, base: str | None,
-                force: bool) -> None:
+                force: bool, trust_archive: bool) -> None:
     """Verify a snapshot completely, then restore it. An agent archive becomes a
     Human-Edit commit on branch restore/<label> (main never moves) or files under --into;
     a bundle is fetched into refs/restore/<label>. Exit 0 restored, 1 refused (the
@@ -84,14 +87,9 @@ def restore_cmd(archive: str, into: str | None, branch: str | None, base: str | 
                                      Path(into) if into else None, branch, force)
         _echo_json(result)
         raise SystemExit(0)
-    verified = snap.verify_archive(raw, str(path))
-    repo = _repo(into is None)
-    in_repo = snap.check_against_repo(repo, verified) if repo is not None else False
-    if into:
-        result = snap.restore_to_dir(verified, Path(into), force, repo)
-    else:
-        result = snap.restore_to_branch(repo, verified, branch, base, force)
-    result["verified"] = {"files": len(verified.contents), "againstRepository": in_repo}
+    result = snap.restore_archive(_repo(into is None), raw, str(path),
+                                  Path(into) if into else None, branch, base, force,
+                                  trust_archive)
     _echo_json(result)
     raise SystemExit(0)
 

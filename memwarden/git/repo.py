@@ -681,6 +681,23 @@ class Repo:
         a, d = self.resolve_commit(ancestor), self.resolve_commit(descendant)
         return a == d or bool(self._repo.descendant_of(d, a))
 
+    def folder_id(self, rev: str, path: str) -> str | None:
+        """The tree id of folder `path` in `rev`'s tree, None when it is not a folder."""
+        commit = self._repo.get(self.resolve_commit(rev))
+        try:
+            obj = commit.tree[path]
+        except KeyError:
+            return None
+        return str(obj.id) if obj.filemode == MODE_TREE else None
+
+    def has_folder(self, rev: str, path: str) -> bool:
+        """True when `path` is a folder (a tree) in `rev`'s tree."""
+        commit = self._repo.get(self.resolve_commit(rev))
+        try:
+            return commit.tree[path].filemode == MODE_TREE
+        except KeyError:
+            return False
+
     def entry_at(self, rev: str, path: str) -> Entry | None:
         """One path of a committed tree, looked up directly (no walk)."""
         commit = self._repo.get(self.resolve_commit(rev))

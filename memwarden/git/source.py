@@ -6,13 +6,22 @@ id, so rules and caches never care which one they are looking at.
 
 from __future__ import annotations
 
+import errno
 import os
 import stat as _stat
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from memwarden.cachedir import ShardedCache, remove_legacy
-from memwarden.git.files import MODE_GITLINK, MODE_LINK, Entry, hash_blob
+from memwarden.git.files import (
+    MODE_EXEC,
+    MODE_FILE,
+    MODE_GITLINK,
+    MODE_LINK,
+    Entry,
+    file_mode,
+    hash_blob,
+)
 from memwarden.model.layout import classify
 from memwarden.model.memfile import MAX_FILE_BYTES, MemFile
 
@@ -85,6 +94,7 @@ class WorktreeSource:
         self.label = str(root)
         self.stats = StatCache(cache_dir)
         self._memo: dict[str, MemFile] = {}
+        self.max_bytes = MAX_FILE_BYTES  # the engine sets the config's max_file_bytes
 
     def known_blob_id(self, entry: Entry) -> str | None:
         """The blob id when the stat cache vouches for it (no read), else None."""
@@ -100,7 +110,7 @@ class WorktreeSource:
 
     def remember(self, path: str, stat_key: list[int] | None, blob: str) -> None:
         """Record the blob id read for a file, keyed by its stat taken before the read."""
-        if stat_key is not None and not blob.startswith("large:"):
+        if stat_key is not None and not blob.startswith(("large:", "unreadable:")):
             self.stats.put_key(path, stat_key, blob)
 
     def save(self) -> None:
@@ -109,7 +119,22 @@ class WorktreeSource:
     def all_entries(self) -> dict[str, Entry]:
         from memwarden.git.repo import worktree_entries  # the whole tree: not a hook's few files
 
-        return {e.path: e for e in worktree_entries(self.root, self.repo)}
+        entries = {e.path: e for e in worktree_entries(self.root, self.repo)}
+        for path in special_files(self.base):  # git lists no FIFO or device: report them
+            entries.setdefault(path, Entry(path, 0, None))
+        return dict(sorted(entries.items()))
+
+    def linked_parent(self, path: str) -> str | None:
+        """The first folder of `path` that is a symlink (memory/ -> elsewhere), or None: a
+        file reached through it lies outside the repository and is never read."""
+        parts = path.split("/")
+        for n in range(1, len(parts)):
+            try:
+                if _stat.S_ISLNK(os.lstat(os.path.join(self.base, *parts[:n])).st_mode):
+                    return "/".join(parts[:n])
+            except OSError:
+                return None
+        return None
 
     def entry(self, path: str) -> Entry | None:
         full = os.path.join(self.base, path)
@@ -117,12 +142,14 @@ class WorktreeSource:
             st = os.lstat(full)
         except OSError:
             return None
+        if "/" in path and self.linked_parent(path) is not None:
+            return Entry(path, MODE_LINK, None)
         if _stat.S_ISLNK(st.st_mode):
             return Entry(path, MODE_LINK, None)
         if _stat.S_ISDIR(st.st_mode):
             gitlink = os.path.exists(os.path.join(full, ".git"))
             return Entry(path, MODE_GITLINK, None) if gitlink else None
-        return Entry(path, 0o100755 if st.st_mode & 0o111 else 0o100644, None)
+        return Entry(path, file_mode(st), None)
 
     def glob(self, pattern: str) -> list[str]:
         from pathlib import Path  # only when agents' contracts are context (see engine)
@@ -143,42 +170,127 @@ class WorktreeSource:
             return None
         full = os.path.join(self.base, entry.path)  # (a str join: pathlib costs more here)
         stat_key: list[int] | None = None
+        unreadable = link_at = None
+        mode = entry.mode
         try:
-            if entry.mode == MODE_LINK:
-                data = os.readlink(full).encode("utf-8", "surrogateescape")
+            if mode == MODE_LINK:
+                link = self.linked_parent(entry.path) or entry.path
+                data = os.readlink(os.path.join(self.base, link)).encode(
+                    "utf-8", "surrogateescape")
                 size = len(data)
-            elif entry.mode == MODE_GITLINK:
+                link_at = link if link != entry.path else None
+            elif mode == MODE_GITLINK:
                 data, size = b"", 0
+            elif mode not in (MODE_FILE, MODE_EXEC):  # listed as special: never opened
+                data, size = b"", 0
+                unreadable = special_kind(os.lstat(full).st_mode) or "not a regular file"
             else:
-                data, size, stat_key = _read(full)
-        except OSError:
-            return None
-        blob = hash_blob(data) if size <= MAX_FILE_BYTES else f"large:{size}:{entry.path}"
-        mf = MemFile(info, data, entry.mode, blob, size)
+                data, size, stat_key, unreadable = _read(full, self.max_bytes)
+            if unreadable is not None:
+                mode = 0  # not a blob git could hold: MW502 reports it
+        except OSError as exc:
+            # Listed a moment ago, unreadable now: a finding, never a silent skip.
+            data, size = b"", 0
+            unreadable = f"cannot be read ({exc.strerror or exc})"
+        if unreadable is not None:
+            blob = f"unreadable:{entry.path}"
+        elif size <= self.max_bytes:
+            blob = hash_blob(data)
+        else:
+            blob = f"large:{size}:{entry.path}"
+        mf = MemFile(info, data, mode, blob, size, self.max_bytes, unreadable)
         mf.stat_key = stat_key
+        mf.link_at = link_at
         self._memo[entry.path] = mf
         return mf
 
 
-def _read(full: str) -> tuple[bytes, int, list[int]]:
-    """(content, size, stat key) of a regular file, the stat taken before the read (a
-    racing write is then caught by the stat cache). Raw os calls: a buffered file object
-    costs more than the read itself for the small files memory repositories hold. Content
-    is b"" for a file over MAX_FILE_BYTES; a file growing while read is read to its end."""
-    fd = os.open(full, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+def special_files(base: str) -> list[str]:
+    """Governed paths that are neither regular files, symlinks nor folders (FIFOs, device
+    nodes, sockets): git never lists them, runtimes would block reading them. scandir's
+    file types need no stat call, so the walk costs little next to the check."""
+    from memwarden.model.layout import GOVERNED_FILES, GOVERNED_PREFIXES
+
+    found: list[str] = []
+    todo = [p.rstrip("/") for p in GOVERNED_PREFIXES]
+    for name in GOVERNED_FILES:
+        try:
+            if special_kind(os.lstat(os.path.join(base, name)).st_mode) not in (
+                    None, "a symlink", "a directory"):
+                found.append(name)
+        except OSError:
+            pass
+    while todo:
+        rel = todo.pop()
+        try:
+            with os.scandir(os.path.join(base, rel)) as it:
+                for d in it:
+                    if d.is_symlink():
+                        continue
+                    if d.is_dir(follow_symlinks=False):
+                        if d.name != ".git":
+                            todo.append(f"{rel}/{d.name}")
+                    elif not d.is_file(follow_symlinks=False):
+                        found.append(f"{rel}/{d.name}")
+        except OSError:
+            continue
+    return found
+
+
+# Opening never blocks (a FIFO opens at once) and never follows a symlink swapped in
+# after the listing; what was opened is checked with fstat before any read.
+_OPEN_FLAGS = (os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0)
+               | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NOCTTY", 0))
+
+
+def special_kind(st_mode: int) -> str | None:
+    """What a non-regular file is ("a FIFO", "a device node", ...), None for a regular one."""
+    if _stat.S_ISREG(st_mode):
+        return None
+    if _stat.S_ISFIFO(st_mode):
+        return "a FIFO (named pipe)"
+    if _stat.S_ISCHR(st_mode) or _stat.S_ISBLK(st_mode):
+        return "a device node"
+    if _stat.S_ISSOCK(st_mode):
+        return "a socket"
+    if _stat.S_ISLNK(st_mode):
+        return "a symlink"
+    if _stat.S_ISDIR(st_mode):
+        return "a directory"
+    return "not a regular file"
+
+
+def _read(full: str, cap: int = MAX_FILE_BYTES
+          ) -> tuple[bytes, int, list[int] | None, str | None]:
+    """(content, size, stat key, why unreadable) of a regular file, the stat taken before
+    the read (a racing write is then caught by the stat cache). Raw os calls: a buffered
+    file object costs more than the read itself for the small files memory repositories
+    hold. Content is b"" for a file over `cap` or anything but a regular file (never read:
+    a FIFO or /dev/zero would block or never end); a file growing while read is read on,
+    up to the cap."""
+    fd = os.open(full, _OPEN_FLAGS)
     try:
         st = os.fstat(fd)
+        special = special_kind(st.st_mode)
+        if special == "a directory":
+            raise IsADirectoryError(errno.EISDIR, "is a directory", full)
+        if special is not None:
+            return b"", 0, None, special
         size = st.st_size
-        if size > MAX_FILE_BYTES:
-            return b"", size, StatCache.key(st)
+        if size > cap:
+            return b"", size, StatCache.key(st), None
         data = os.read(fd, size + 1)  # (+1: a file that grew is read on to its end)
         if len(data) != size:  # exactly the size fstat gave: at the end (no EOF read)
             parts = [data]
-            while chunk := os.read(fd, 65536):
+            total = len(data)
+            while total <= cap and (chunk := os.read(fd, 65536)):
                 parts.append(chunk)
+                total += len(chunk)
+            if total > cap:
+                return b"", total, None, None
             if len(parts) > 1:
                 data = b"".join(parts)
-        return data, len(data), StatCache.key(st)
+        return data, len(data), StatCache.key(st), None
     finally:
         os.close(fd)
 
@@ -188,6 +300,7 @@ class TreeSource:
 
     def __init__(self, repo: Repo, rev: str) -> None:
         self.repo = repo
+        self.max_bytes = MAX_FILE_BYTES  # the engine sets the config's max_file_bytes
         self.rev = repo.resolve_commit(rev)
         self.label = self.rev
         self._entries: dict[str, Entry] | None = None
@@ -224,10 +337,10 @@ class TreeSource:
         if info is None or entry.oid is None:
             return None
         if entry.mode == MODE_GITLINK:
-            return MemFile(info, b"", entry.mode, entry.oid, 0)
+            return MemFile(info, b"", entry.mode, entry.oid, 0, self.max_bytes)
         size = self.repo.blob_size(entry.oid)
-        data = self.repo.read_blob(entry.oid) if size <= MAX_FILE_BYTES else b""
-        return MemFile(info, data, entry.mode, entry.oid, size)
+        data = self.repo.read_blob(entry.oid) if size <= self.max_bytes else b""
+        return MemFile(info, data, entry.mode, entry.oid, size, self.max_bytes)
 
 
 Source = WorktreeSource | TreeSource

@@ -23,7 +23,7 @@ CONFIG_NAME = "memwarden.toml"
 ENV_VAR = "MEMWARDEN_CONFIG"
 
 
-_RULE_SEL = re.compile(r"^MW[0-9]{0,3}$")
+_RULE_SEL = re.compile(r"^MW[0-9]{0,3}\Z")
 
 
 @functools.cache
@@ -140,6 +140,11 @@ class Config:
     @property
     def encoding(self) -> str:
         return self.data["encoding"]
+
+    @property
+    def max_file_bytes(self) -> int:
+        """Governed files larger than this are reported (MW206), not read."""
+        return int(self.data.get("max_file_bytes", 4 * 1024 * 1024))
 
     def limit(self, key: str, agent: str | None = None) -> int:
         """A token limit, with the per-agent override when there is one."""

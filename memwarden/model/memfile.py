@@ -18,7 +18,8 @@ from memwarden.records import Record
 
 MAX_FRONTMATTER_BYTES = 64 * 1024
 MAX_YAML_DEPTH = 20
-# Files larger than this are reported, not tokenized or scanned (bounded time and memory).
+# Files larger than this are reported as errors (MW206), not tokenized or scanned (bounded
+# time and memory); memwarden.toml's `max_file_bytes` overrides it.
 MAX_FILE_BYTES = 4 * 1024 * 1024
 
 # Only CRLF, CR and LF end a line: str.splitlines() also splits on U+2028, form feed and
@@ -67,26 +68,34 @@ class MemFile:
     """One governed file's content and lazily derived views."""
 
     def __init__(self, info: FileInfo, data: bytes, mode: int, blob_id: str,
-                 size: int | None = None) -> None:
+                 size: int | None = None, cap: int = MAX_FILE_BYTES,
+                 unreadable: str | None = None) -> None:
         self.info = info
         self.path = info.path
         self.data = data
         self.mode = mode
         self.blob_id = blob_id
         self.size = len(data) if size is None else size
+        self.cap = cap  # the byte cap in force (config `max_file_bytes`)
+        # Why the content could not be read at all (a FIFO, a device, a socket, an I/O
+        # error): such a file is a finding, never skipped and never read.
+        self.unreadable = unreadable
         self.stat_key: list[int] | None = None  # worktree files: stat before the read
+        self.link_at: str | None = None  # a symlinked folder the file was reached through
 
     @property
     def too_large(self) -> bool:
-        return self.size > MAX_FILE_BYTES
+        return self.size > self.cap or self.unreadable is not None
 
     @functools.cached_property
     def _decoded(self) -> tuple[str | None, str | None, bool, int]:
         """(text, decode error, had a BOM, line of the decode error)."""
         data = self.data
+        if self.unreadable is not None:
+            return None, self.unreadable, False, 1
         if self.too_large:
-            return (None, f"file is {self.size} bytes, over the {MAX_FILE_BYTES} byte cap",
-                    False, 1)
+            return (None, f"file is {self.size} bytes, over the {self.cap} byte cap "
+                    "(max_file_bytes)", False, 1)
         if data.startswith((b"\xff\xfe", b"\xfe\xff")):
             return None, "UTF-16 text (byte order mark at the start): save it as UTF-8", False, 1
         nul = data.find(b"\x00")

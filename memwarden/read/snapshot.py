@@ -48,7 +48,13 @@ from typing import Any
 
 from memwarden.git.repo import MODE_EXEC, MODE_FILE, Repo, Writer, git_cli, hash_blob
 from memwarden.model.errors import ConfigError, MemwardenError
-from memwarden.model.layout import AGENT_ID_RE, APPLY_OWNED_KINDS, ID_RE, classify
+from memwarden.model.layout import (
+    AGENT_ID_RE,
+    APPLY_OWNED_KINDS,
+    ID_RE,
+    classify,
+    unsafe_path_reason,
+)
 from memwarden.version import __version__
 
 MANIFEST_NAME = "memwarden-snapshot.json"
@@ -60,8 +66,8 @@ MAX_TOTAL = 256 * 1024 * 1024  # decompressed tar stream
 MAX_MEMBER = 32 * 1024 * 1024  # one file (memory files are kilobytes)
 MAX_MANIFEST = 16 * 1024 * 1024
 MAX_MEMBERS = 200_000
-_HEX = re.compile(r"^(?:[0-9a-f]{40}|[0-9a-f]{64})$")
-_SHA256 = re.compile(r"^[0-9a-f]{64}$")
+_HEX = re.compile(r"^(?:[0-9a-f]{40}|[0-9a-f]{64})\Z")
+_SHA256 = re.compile(r"^[0-9a-f]{64}\Z")
 _MODES = {"100644": MODE_FILE, "100755": MODE_EXEC}
 _BUNDLE_MAGIC = (b"# v2 git bundle\n", b"# v3 git bundle\n")
 
@@ -294,7 +300,8 @@ class Snapshot:
 
 
 def unsafe_path(name: str) -> str | None:
-    """Why a member name may not be written (None: a plain relative POSIX path)."""
+    """Why a member name may not be written (None: a plain relative POSIX path that git
+    would check out: no `.git` component by git's rules, no invisible characters)."""
     if not name:
         return "empty name"
     if name.startswith("/") or re.match(r"^[A-Za-z]:", name):
@@ -306,6 +313,16 @@ def unsafe_path(name: str) -> str | None:
         return "'..' path traversal"
     if any(p in ("", ".") for p in parts):
         return "empty or '.' path component"
+    return unsafe_path_reason(name)
+
+
+def outside_layout(path: str, agent: str) -> str | None:
+    """Why a path is not one of the agent's files in the memory layout, or None."""
+    if not path.startswith(agent_prefixes(agent)):
+        return f"outside the folders of agent {agent}"
+    info = classify(path)
+    if info is None or info.agent != agent or (info.area == "memory" and info.kind == "unknown"):
+        return "not a file of the memory layout (see `memwarden rule MW506`)"
     return None
 
 
@@ -397,8 +414,8 @@ def _check_manifest(doc: Any) -> dict[str, Any]:
         raise _refuse(what, "files, skipped or trees missing or of the wrong type")
     prefixes = agent_prefixes(agent)
     for path, f in files.items():
-        bad = unsafe_path(path) or (None if path.startswith(prefixes) else
-                                    f"outside the folders of agent {agent}")
+        bad = (unsafe_path(path) if isinstance(path, str) else "not text") or outside_layout(
+            path, agent)
         if bad:
             raise _refuse(f"manifest entry {path!r}", bad)
         if not (isinstance(f, dict) and isinstance(f.get("sha256"), str)
@@ -409,7 +426,8 @@ def _check_manifest(doc: Any) -> dict[str, Any]:
                           "(100644|100755) and blob")
     for s in skipped:
         if not (isinstance(s, dict) and isinstance(s.get("path"), str)
-                and s["path"].startswith(prefixes) and isinstance(s.get("mode"), str)
+                and s["path"].startswith(prefixes) and unsafe_path(s["path"]) is None
+                and isinstance(s.get("mode"), str)
                 and re.fullmatch(r"[0-7]{5,6}", s["mode"])
                 and isinstance(s.get("blob"), str) and _HEX.match(s["blob"])):
             raise _refuse(what, "malformed skipped entry")
@@ -461,14 +479,124 @@ def check_against_repo(repo: Repo, snap: Snapshot) -> bool:
     except MemwardenError:
         return False
     prefixes = agent_prefixes(snap.agent)
-    have = {e.path: e.oid for e in repo.tree_entries(commit)
+    have = {e.path: (e.oid, e.mode) for e in repo.tree_entries(commit)
             if e.path.startswith(prefixes) and e.mode in (MODE_FILE, MODE_EXEC)}
-    want = {p: f["blob"] for p, f in snap.manifest["files"].items()}
+    want = {p: (f["blob"], _MODES[f["mode"]]) for p, f in snap.manifest["files"].items()}
     for path in sorted(set(have) | set(want)):
         if have.get(path) != want.get(path):
             raise _refuse(f"member {path}", f"differs from commit {commit[:12]} in this "
                                             "repository, which the manifest names")
+    for folder, tree in sorted(snap.manifest["trees"].items()):
+        if repo.folder_id(commit, folder.rstrip("/")) != tree:
+            raise _refuse(f"member {MANIFEST_NAME}", f"tree id of {folder} differs from "
+                                                     f"commit {commit[:12]} in this repository")
     return True
+
+
+def vouch(repo: Repo | None, snap: Snapshot, trust: bool) -> bool:
+    """Whether the repository vouches for the archive (its commit is here and holds exactly
+    its files and trees); an archive of an unknown commit is refused unless `trust`
+    (anyone can recompute an archive's hashes: only the repository can vouch)."""
+    known = check_against_repo(repo, snap) if repo is not None else False
+    if not known and not trust:
+        raise _refuse(f"member {MANIFEST_NAME}",
+                      f"names commit {snap.commit[:12]}, which is not in this repository, so "
+                      "nothing vouches for the archive's content; pass --trust-archive to "
+                      "restore it anyway (its files are still checked by every policy)")
+    return known
+
+
+class _ArchiveSource:
+    """The archive's files as a check source (memwarden.git.source's interface), so
+    restored files go through every policy before anything is written."""
+
+    def __init__(self, snap: Snapshot) -> None:
+        from memwarden.git.files import Entry
+        from memwarden.model.memfile import MAX_FILE_BYTES
+
+        self.snap = snap
+        self.label = f"snapshot {snap.label}"
+        self.max_bytes = MAX_FILE_BYTES
+        self.entries = {p: Entry(p, _MODES[snap.manifest["files"][p]["mode"]],
+                                 hash_blob(body)) for p, body in snap.contents.items()}
+
+    def all_entries(self) -> dict[str, Any]:
+        return dict(self.entries)
+
+    def entry(self, path: str) -> Any:
+        return self.entries.get(path)
+
+    def known_blob_id(self, entry: Any) -> str | None:
+        return None  # never from a cache: the archive is untrusted
+
+    def remember(self, path: str, stat_key: Any, blob: str) -> None:
+        pass
+
+    def forget(self, path: str) -> None:
+        pass
+
+    def save(self) -> None:
+        pass
+
+    def glob(self, pattern: str) -> list[str]:
+        import fnmatch
+
+        return sorted(p for p in self.entries if fnmatch.fnmatchcase(p, pattern))
+
+    def load(self, entry: Any) -> Any:
+        from memwarden.model.memfile import MemFile
+
+        info = classify(entry.path)
+        if info is None:
+            return None
+        body = self.snap.contents[entry.path]
+        data = body if len(body) <= self.max_bytes else b""
+        return MemFile(info, data, entry.mode, entry.oid, len(body), self.max_bytes)
+
+
+def policy_check(snap: Snapshot, config: Any, strict: bool) -> int:
+    """Every policy over the archive's files (the same check `memwarden check` runs); the
+    number of errors. `strict` (an archive no commit here vouches for): errors refuse the
+    restore. A vouched archive holds exactly a commit's files, whose state the history
+    already shows; its restore is a Human-Edit the gate and hooks check again."""
+    from memwarden.policies.engine import check
+
+    result = check(_ArchiveSource(snap), config, sorted(snap.contents))  # type: ignore[arg-type]
+    errors = [f for f in result.findings if f.severity == "error" and not f.waived]
+    if errors and strict:
+        shown = "; ".join(f"{f.path}:{f.line}: {f.rule} {f.message}" for f in errors[:5])
+        more = f" (and {len(errors) - 5} more)" if len(errors) > 5 else ""
+        raise _refuse("the archive's files", f"{len(errors)} policy error(s): {shown}{more}")
+    return len(errors)
+
+
+def restore_archive(repo: Repo | None, raw: bytes, label: str, into: Path | None,
+                    branch: str | None, base: str | None, force: bool,
+                    trust: bool = False) -> dict[str, Any]:
+    """Verify an agent archive, have the repository vouch for it (or `trust` it), check its
+    files with every policy, then restore it to a branch or under `into`."""
+    from memwarden.model.config import load_config, load_config_at
+
+    snap = verify_archive(raw, label)
+    known = vouch(repo, snap, trust)
+    if repo is not None:
+        try:
+            config = load_config_at(repo, repo.resolve_commit(base or default_rev(repo)))
+        except MemwardenError:
+            config = load_config(None, into)
+    else:
+        config = load_config(None, into)
+    errors = policy_check(snap, config, strict=not known)
+    if into is not None:
+        result = restore_to_dir(snap, into, force, repo)
+    else:
+        if repo is None:
+            raise MemwardenError("restore onto a branch needs a git repository (run it "
+                                 "inside one) or --into DIR")
+        result = restore_to_branch(repo, snap, branch, base, force)
+    result["verified"] = {"files": len(snap.contents), "againstRepository": known,
+                          "trusted": trust and not known, "policyErrors": errors}
+    return result
 
 
 def read_archive(path: Path) -> bytes:

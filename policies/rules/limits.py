@@ -33,6 +33,8 @@ def crossing_line(mf: MemFile, limit: int, encoding: str) -> int:
 def _hard(rule_id: str, key: str, mf: MemFile, ctx: FileContext) -> Iterator[Finding]:
     limit = ctx.config.limit(key, mf.info.agent)
     name = mf.path.rsplit("/", 1)[-1]
+    if mf.unreadable is not None:
+        return  # MW206 (and MW502 for special files) report it
     if mf.too_large:
         yield make(rule_id, ERROR, mf.path, 1, 1,
                    f"{name} is {mf.size} bytes, far over its HARD limit of {limit} tokens "
@@ -128,6 +130,8 @@ def check_soft(mf: MemFile, ctx: FileContext) -> Iterator[Finding]:
     if key is None:
         return
     limit = ctx.config.limit(key, mf.info.agent)
+    if mf.unreadable is not None:
+        return  # MW206 reports it
     if mf.too_large:
         yield make("MW105", WARNING, mf.path, 1, 1,
                    f"{mf.path.rsplit('/', 1)[-1]} is {mf.size} bytes (too large to count), over "

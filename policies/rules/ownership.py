@@ -13,9 +13,16 @@ from memwarden.model.layout import APPLY_OWNED_KINDS, classify
 from memwarden.policies.registry import COMMIT, Rule, register
 
 
-def proposal_path_findings(agent: str, touched: Iterable[str], label: str) -> list[Finding]:
-    """MW501/MW503 for the paths a proposal of `agent` changes."""
+def proposal_path_findings(agent: str, touched: Iterable[str], label: str,
+                           agent_known: bool | None = None) -> list[Finding]:
+    """MW501/MW503 for the paths a proposal of `agent` changes; MW507 when the caller
+    found that the agent is unknown on the base (no contract, no memory folder)."""
     out: list[Finding] = []
+    if agent_known is False:
+        out.append(make("MW507", ERROR, f"memory/{agent}/", 1, 1,
+                        f"{agent!r} is not a known agent: the base has no "
+                        f"agents/{agent}/_agent.md and no memory/{agent}/", f"{label}:unknown",
+                        "An owner adds the agent (its contract) before it proposes."))
     for path in sorted(set(touched)):
         info = classify(path)
         if path == f"agents/{agent}/_agent.md":

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 
 from memwarden.git.files import MODE_GITLINK, MODE_LINK
 from memwarden.model.findings import ERROR, Finding, make
-from memwarden.model.layout import AGENT_ID_RE
+from memwarden.model.layout import AGENT_ID_RE, dotgit_component, hidden_char
 from memwarden.model.memfile import MemFile
 from memwarden.policies.registry import rule
 from memwarden.policies.rulecontext import FileContext
@@ -21,7 +21,9 @@ _ENCODED = re.compile(r"%(?:2e|2f|5c|00)", re.IGNORECASE)
 
 @rule("MW502", name="unsafe-path", severity=ERROR,
       summary="A path that escapes or hides: traversal, absolute, URL-encoded separators, "
-              "backslashes, a symlink or a submodule inside governed folders.",
+              "backslashes, a `.git` component by git's rules (any case, ignorable Unicode, "
+              "NTFS forms), invisible or bidi characters, a symlink, a submodule or a special "
+              "file (FIFO, device, socket) inside governed folders.",
       why="Memory is read by runtimes that join paths; a symlink or `..` lets a proposal read "
           "or overwrite files outside the agent's folder, and a submodule hides content from "
           "every check.",
@@ -32,9 +34,15 @@ def check_unsafe_path(mf: MemFile, ctx: FileContext) -> Iterator[Finding]:
     path = mf.path
     if mf.mode == MODE_LINK:
         target = mf.data.decode("utf-8", "replace")
+        where = f"{mf.link_at} is a " if mf.link_at else ""
         yield make("MW502", ERROR, path, 1, 1,
-                   f"symlink to {target!r}: governed files must be regular files",
-                   f"{path}->{target}", "Replace the symlink with the file's content.")
+                   f"{where}symlink to {target!r}: governed files must be regular files",
+                   f"{mf.link_at or path}->{target}",
+                   "Replace the symlink with the file's content.")
+    elif mf.mode == 0 and mf.unreadable is not None:
+        yield make("MW502", ERROR, path, 1, 1,
+                   f"{mf.unreadable}, not a regular file: governed files must be regular files",
+                   f"{path}:special", "Remove it and put a regular file in its place.")
     elif mf.mode == MODE_GITLINK:
         yield make("MW502", ERROR, path, 1, 1,
                    "submodule inside a governed folder: its content escapes every check",
@@ -48,6 +56,18 @@ def check_unsafe_path(mf: MemFile, ctx: FileContext) -> Iterator[Finding]:
                    "Rename the file without percent-escapes.")
     if "\\" in path:
         yield make("MW502", ERROR, path, 1, 1, "backslash in a path name", path)
+    part = dotgit_component(path)
+    if part is not None:
+        yield make("MW502", ERROR, path, 1, 1,
+                   f"path component {part!r} is git's own .git folder on some file systems "
+                   "(case, ignorable Unicode, NTFS dots/streams, git~1): a clone would refuse "
+                   "or execute it", f"{path}:dotgit", "Rename the folder.")
+    bad = hidden_char(path)
+    if bad is not None:
+        yield make("MW502", ERROR, path, 1, 1,
+                   f"invisible, control or bidi character U+{ord(bad):04X} in a path name: "
+                   "the name shown is not the name stored", f"{path}:hidden",
+                   "Rename the file with visible characters only.")
 
 
 @rule("MW506", name="unknown-memory-file", severity=ERROR, kinds={"unknown"},

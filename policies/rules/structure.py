@@ -904,7 +904,7 @@ _ENTRY_HINTS = {
 @rule("MW206", name="malformed-entries", severity=ERROR, kinds=TEXT_KINDS,
       summary="Entries of facts.md, open_loops.md or decisions.md that do not follow their "
               "format, or a governed text file that is not UTF-8 text (binary, invalid UTF-8, "
-              "UTF-16).",
+              "UTF-16), too large to check (over max_file_bytes) or not readable at all.",
       why="Eviction, loop expiry and the 'last 5 decisions' read work entry by entry; an "
           "entry they cannot parse is never evicted, never expires and may be dropped from "
           "reads. A file that is not UTF-8 text cannot be checked for injection at all.",
@@ -914,8 +914,22 @@ _ENTRY_HINTS = {
            "high)\n- [x] Renew the domain — closed 2026-02-16 | run_abc123",
       fix="Rewrite the entry in its canonical form (see the message); save files as UTF-8.")
 def check_entries(mf: MemFile, ctx: FileContext) -> Iterator[Finding]:
-    if mf.too_large or not mf.path.endswith(TEXT_SUFFIXES):
-        return  # too large: the token rules report it
+    if mf.unreadable is not None:
+        yield make("MW206", ERROR, mf.path, 1, 1,
+                   f"not checked: the file is {mf.unreadable}, so no rule could read it",
+                   f"{mf.path}:unreadable",
+                   "Governed files must be regular, readable files: replace it with one.")
+        return
+    if mf.too_large:  # fail closed: a file no rule can read in bounded time is an error
+        yield make("MW206", ERROR, mf.path, 1, 1,
+                   f"too large to check: {mf.size} bytes, over the {mf.cap} byte cap "
+                   "(max_file_bytes in memwarden.toml); no content rule has read it",
+                   f"{mf.path}:too-large:{mf.size}",
+                   "Split or shorten the file (memory files are meant to stay small), or "
+                   "raise max_file_bytes in memwarden.toml.")
+        return
+    if not mf.path.endswith(TEXT_SUFFIXES):
+        return
     if mf.decode_error is not None:
         out = _Capped("MW206", mf.path, mf.lines)
         out.add(ERROR, mf.decode_error_line, 1, f"not readable as UTF-8 text: {mf.decode_error}",
