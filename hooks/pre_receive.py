@@ -338,7 +338,11 @@ class Push:
                 out.append(make("MW402", ERROR, sha[:12], 1, 1, f"Agent-Id {ci.agent!r} on a "
                                 f"branch of {agent!r}", f"{sha}:{ci.agent}"))
         touched = self.repo.changed_paths(base, u.new)
-        out += proposal_path_findings(agent, touched, rest)
+        known = None  # an empty repository has no agents to know yet
+        if base is not None:
+            known = (self.repo.entry_at(base, f"agents/{agent}/_agent.md") is not None
+                     or self.repo.has_folder(base, f"memory/{agent}"))
+        out += proposal_path_findings(agent, touched, rest, known)
         out += self.transitions(u.new, base, touched, "proposal")
         return out
 

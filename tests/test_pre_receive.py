@@ -72,6 +72,15 @@ def test_bad_proposal_branch_name(server):
     assert proc.returncode == 1 and "MW507" in proc.stderr
 
 
+def test_proposal_of_an_unknown_agent_rejected(server):
+    work, _ = server
+    git(work, "checkout", "-qb", "proposals/ghost/p-1")
+    commit(work, {"memory/ghost/facts.md": "# Facts\n\n- x\n"},
+           proposal_message("ghost", "p-1"))
+    proc = push(work, "proposals/ghost/p-1", who="bot-a")
+    assert proc.returncode == 1 and "MW507" in proc.stderr and "not a known agent" in proc.stderr
+
+
 def test_proposal_branch_checked_from_merge_base_every_push(server):
     """A clean commit on top of a bad one the server already holds is still refused."""
     work, bare = server
