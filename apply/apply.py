@@ -374,7 +374,7 @@ def _changed_on_main(repo: Repo, base: str, main: str, agent: str, proposed: set
 
 
 def _agent_refusal(repo: Repo, config: Config, main: str, agent: str) -> str:
-    """agent_readonly / agent_inactive (SPEC §9), or "" when the agent may write."""
+    """agent_readonly / agent_inactive, or "" when the agent may write."""
     if config.agent_setting(agent, "readonly", False):
         return "agent_readonly"
     data = repo.read_path(main, f"agents/{agent}/_agent.md")

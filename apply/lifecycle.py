@@ -1,6 +1,6 @@
 """Proposal lifecycle, stored in git as notes on the proposal's head commit.
 
-States (SPEC §4): pending -> auto_approved | needs_human_review -> approved -> applying ->
+States: pending -> auto_approved | needs_human_review -> approved -> applying ->
 applied | failed; pending/approved (and the gate states, and failed) -> rejected. A failed
 apply may be retried (failed -> applying). The one way out of "rejected" is a recorded owner
 override (`apply --force` after a version_conflict, or a policy fixed on main), never after

@@ -1,6 +1,6 @@
 """`memwarden propose`: turn a propose-memory-update request into a proposal branch.
 
-The request (seeds 000 §4.2 / 002: agentId, runId, updates[] with file + operation
+The request (agentId, runId, updates[] with file + operation
 append|replace|close|remove_entry|add_loop|add_decision, reasoning, priority,
 expectedVersion, factsUsed, entityRefs; camelCase or snake_case, optionally under
 "params") becomes ONE commit on `proposals/<agentId>/<proposalId>`, written in-process

@@ -1,9 +1,9 @@
 """Generate a realistic N-agent memory repository for benchmarks (a git repo, one commit).
 
-Every agent gets the SPEC §1 layout in the seed 000 §3.2 formats: snapshot.md, facts.md
+Every agent gets the memory layout and formats of docs/memory-format.md: snapshot.md, facts.md
 and open_loops.md filled to 78-93% of their HARD limits (cl100k_base; a fifth of the agents
 are "young", at 35-60%), decisions.md, changelog.md, two timeline days, a run report and
-meta.json, plus agents/<slug>/_agent.md in the seed 004 §6.2 style and a registry.json that
+meta.json, plus agents/<slug>/_agent.md in the example contracts' style and a registry.json that
 matches the contracts. N=1000 gives about 34 MB and 10.7M tokens of Markdown. Text is built
 from English and Ukrainian word lists with a seeded RNG (deterministic, no network) and is
 benign on purpose: `memwarden check --all` on the result finds no errors, only near-limit

@@ -2,7 +2,7 @@
 
 mdtoken (PyPI `mdtoken==1.0.0`) is a tiktoken-based token-limit pre-commit hook. Its CLI
 fails to import (`mdtoken.commands` is missing from the wheel), so this drives its library
-API, `mdtoken.enforcer.LimitEnforcer`, in a subprocess with the SPEC §1 limits. tiktoken
+API, `mdtoken.enforcer.LimitEnforcer`, in a subprocess with memwarden's default limits. tiktoken
 inside mdtoken would download the BPE file; instead TIKTOKEN_CACHE_DIR points at a
 temporary directory holding memwarden's shipped, hash-identical rank files under
 tiktoken's cache names (sha1 of the blob URL), so nothing touches the network.
@@ -43,7 +43,7 @@ DEFAULT_MDTOKEN = OUT / "mdtoken"
 BLOB_URL = "https://openaipublic.blob.core.windows.net/encodings/{name}.tiktoken"
 CL100K_CACHE_KEY = "9b5ad71b2ce5302211f9c61530b329a4922fc6a4"
 
-# SPEC §1 limits as mdtoken expresses them: substring of the path -> tokens. decisions.md
+# memwarden's default limits as mdtoken expresses them: path substring -> tokens. decisions.md
 # is unbounded (mdtoken needs a number: a huge one).
 MDTOKEN_LIMITS = {
     "/snapshot.md": 2000,

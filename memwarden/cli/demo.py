@@ -120,7 +120,8 @@ def verify(findings: list[Finding]) -> list[str]:
 
 def narrate(root: Path, code: int, findings: list[Finding], summary: dict[str, int],
             echo: Callable[[str], None]) -> None:
-    echo("memwarden demo: a memory repository with three agents (SPEC §1 layout):")
+    echo("memwarden demo: a memory repository with three agents "
+         "(the layout of docs/memory-format.md):")
     for agent, what in AGENTS:
         echo(f"  {agent:<18} {what}")
     echo(f"It was copied to {root} and committed (git init + one commit).")

@@ -101,7 +101,7 @@ def init_cmd(directory: str, no_commit: bool) -> None:
 
 def contract(agent: str, name: str, description: str, status: str, model: str,
              now: _dt.datetime, by: str) -> str:
-    """A complete `_agent.md`: every field an active agent needs (seed 004 §2.4)."""
+    """A complete `_agent.md`: every field an active agent needs (MW203)."""
     stamp = now.strftime("%Y-%m-%dT%H:%M:%SZ")
     return f"""---
 name: {json.dumps(name, ensure_ascii=False)}

@@ -1,5 +1,5 @@
 """`memwarden search` and `memwarden context`: the read side's BM25 search and context
-assembly (seed 001 §4–§5). Only click is imported up front; the index code loads on use."""
+assembly. Only click is imported up front; the index code loads on use."""
 
 from __future__ import annotations
 

@@ -456,11 +456,11 @@ def _dup_key(text: str) -> str:
 
 
 def parse_loops(lines: list[str], start: int = 0) -> tuple[list[Loop], list[Problem]]:
-    """Open loops: `- [ ]`/`- [x]` bullets, in the canonical or the seeds' form.
+    """Open loops: `- [ ]`/`- [x]` bullets, in the canonical or the legacy Ukrainian form.
 
     A whole-tree check parses every open_loops.md, so a file where no line can be hidden
     (no fence, no comment) is walked without _scan, and a line in one of the forms apply
-    and the seeds write (see _CANON_LOOP) is taken apart by one match; every other line
+    and the legacy form write (see _CANON_LOOP) is taken apart by one match; every other line
     goes through the general parser."""
     loops: list[Loop] = []
     problems: list[Problem] = []
@@ -563,7 +563,7 @@ def _loop_line(raw: str, section: str,
     return _parse_loop(rest, mark != " ", section, lineno, col, raw)
 
 
-# The loop lines apply writes (apply/propose.py) and the seeds use, matched whole:
+# The loop lines apply writes (apply/propose.py) and the legacy form use, matched whole:
 #   - [ ] loop_<id>: text (opened D, priority P)      (the id is optional)
 #   - [ ] text — відкрита з D
 #   - [x] loop_<id>: text — closed D | run_<id>( — resolution)

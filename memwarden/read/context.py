@@ -1,11 +1,11 @@
-"""Context assembly (seed 001 §5): one `context_snapshot` for an agent's run, within a budget.
+"""Context assembly: one `context_snapshot` for an agent's run, within a budget.
 
 What goes in, in priority order, each item whole or not at all:
-1. the agent's Layer 1 — snapshot.md, open_loops.md, facts.md (SPEC §9 truncation order);
+1. the agent's Layer 1 — snapshot.md, open_loops.md, facts.md (the read side's truncation order);
 2. with a query hint, the BM25 top-K entries for it over the search's default scope —
-   Layer 1 of every agent, logic pseudocode and sources, as seed 001 §4 indexes the whole
+   Layer 1 of every agent, logic pseudocode and sources, as search indexes the whole
    monorepo — minus this agent's Layer 1 files already included whole. Layer 2 never
-   (SPEC §9: context never includes Layer 2);
+   (context never includes Layer 2);
 3. the agent's sources, `agents/<agent>/sources/**` text files, by path.
 Items are taken greedily in that order; one that does not fit in what is left of the
 budget is dropped and listed, and later (smaller) items may still fit. The budget counts

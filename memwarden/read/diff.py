@@ -1,4 +1,4 @@
-"""`diff`: what changed in one agent's memory between two commits (seed 000 §4.3).
+"""`diff`: what changed in one agent's memory between two commits.
 
 Per-file unified diffs computed with difflib on the blobs of the two commits (git's
 `a/` `b/` labels, paths relative to `memory/<agent>/`), `+N -M` per file and in total,

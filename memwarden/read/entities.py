@@ -1,4 +1,4 @@
-"""The entity graph (seed 001 §3): `[[wiki-links]]` in memory and logic Markdown plus the
+"""The entity graph: `[[wiki-links]]` in memory and logic Markdown plus the
 `Entity-Refs:` trailers on main's first-parent history, as nodes and edges, per commit.
 
 Decisions (the seed leaves them open):

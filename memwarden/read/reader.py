@@ -1,11 +1,11 @@
-"""The read side: an agent's memory at one commit, in a mode's token budget (SPEC §5).
+"""The read side: an agent's memory at one commit, in a mode's token budget.
 
-`read_memory` builds the `read` response of SPEC §8 / seed 000 §4.1 from committed blobs
+`read_memory` builds the `read` response (README, Read side) from committed blobs
 only (never the working tree; bare repositories work). The same commit, mode and budget
 always give byte-identical output: there is no wall-clock field, keys come in a fixed
 order and `serialize` uses compact separators.
 
-Modes (seed 000 §11.6; deep and temporal budgets from seed 000 §4.1 / seed 002 §4.3):
+Modes:
   basic    snapshot.md + open_loops.md                                   <= 4,100 tokens
   wide     basic + facts.md + the last 5 decisions of decisions.md      <= 13,000
   deep     wide + changelog.md + timeline/ of the 7 days ending on the commit's date

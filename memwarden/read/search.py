@@ -1,4 +1,4 @@
-"""BM25 search over the memory committed in one tree (seed 001 §4, SPEC §5 and §9).
+"""BM25 search over the memory committed in one tree.
 
 The index is SQLite FTS5 from the standard library (tokenizer `unicode61 remove_diacritics
 2`), one database file per git tree under `<git dir>/memwarden/search/`, so a query on an
@@ -16,7 +16,7 @@ changelog, timeline and run files a `##`/`###` heading and everything under it i
 block. Indexed: Markdown under `memory/<agent>/` (Layer 1 and Layer 2),
 `logic/<agent>/current.pseudo.md`, and Markdown or text files in `agents/<slug>/sources/`.
 A query covers Layer 1, logic and sources (one FTS table, shared statistics); Layer 2 has
-its own table and is searched only on request (SPEC §9).
+its own table and is searched only on request.
 
 Every file owns a block of 2**20 rowids placed in path order (new paths get a block
 between their neighbours), so ordering by (score, rowid) breaks ties by path and line

@@ -1,4 +1,4 @@
-"""Snapshots of an agent's memory (seed 000 §4.4) and their verified restore.
+"""Snapshots of an agent's memory and their verified restore.
 
 An agent snapshot is a deterministic `.tar.gz` of the agent's files at one commit, read
 from git objects (never the working tree): `memory/<agent>/**` plus `agents/<agent>/**`
@@ -231,7 +231,7 @@ def _write_atomic(out: Path, data: bytes) -> None:
 
 def write_agent_snapshot(repo: Repo, agent: str, label: str, rev: str, out: Path,
                          force: bool) -> dict[str, Any]:
-    """Write the archive; the summary mirrors seed 000 §4.4's response (no wall clock)."""
+    """Write the archive; the summary is deterministic (no wall clock)."""
     _check_out(out, force)
     data, manifest = agent_snapshot(repo, agent, label, rev)
     _write_atomic(out, data)

@@ -757,7 +757,7 @@ def _json_show(value: Any) -> str:
 # --------------------------------------------------------------------------- MW203
 
 @rule("MW203", name="agent-contract", severity=ERROR, kinds={"agent_contract"},
-      summary="agents/<slug>/_agent.md breaks the agent contract (seed 004 §2.4, §7): missing "
+      summary="agents/<slug>/_agent.md breaks the agent contract (docs/memory-format.md): missing "
               "or mistyped fields, slug not the folder name, no safe-output tool; or an "
               "agents/<slug>/ folder has no _agent.md.",
       why="The runtime builds an agent from this file alone. An active agent without a "
@@ -772,8 +772,8 @@ def _json_show(value: Any) -> str:
            "tools: [read-notes, create-proposal]\nsafe_outputs: [propose-summary]\n"
            'created_at: "2026-02-01T10:00:00Z"\nupdated_at: "2026-02-14T12:00:00Z"\n'
            'created_by: "owner"\nstatus: "active"\n---\n# Instructions\n...',
-      fix="Fill in the fields of seed 004 §2.2 with their documented types; an active agent "
-          "needs description, model, tools (with a safe-output tool), safe_outputs and "
+      fix="Fill in the contract's fields with their documented types "
+          "(docs/memory-format.md); an active agent needs description, model, tools (with a safe-output tool), safe_outputs and "
           "updated_at. A draft needs only name, slug, version, status, created_at and "
           "created_by.")
 def check_agent_contract(mf: MemFile, ctx: FileContext) -> Iterator[Finding]:
@@ -790,7 +790,7 @@ def contract_findings(mf: MemFile) -> list[Finding]:
     if fm is None:
         out.add(ERROR, 1, 1, "_agent.md has no YAML frontmatter: an agent contract starts with "
                 "--- and the fields name, slug, version, status, created_at, created_by "
-                "(seed 004 §2.2)", "Add the frontmatter block; see `memwarden rule MW203`.")
+                "(docs/memory-format.md)", "Add the frontmatter block; see `memwarden rule MW203`.")
         return out.done()
     if fm.error is not None or fm.data is None:
         return []  # MW201
@@ -809,7 +809,7 @@ def contract_findings(mf: MemFile) -> list[Finding]:
 
 
 def safe_output_tools(tools: list[Any], safe_outputs: list[Any]) -> list[str]:
-    """The tools that count as safe outputs (SPEC §9: create-proposal, propose-*, or a name
+    """The tools that count as safe outputs (create-proposal, propose-*, or a name
     listed in safe_outputs)."""
     named = {s for s in safe_outputs if isinstance(s, str)}
     return [t for t in tools if isinstance(t, str)
@@ -847,7 +847,7 @@ def folders_without_contract(ctx: TreeContext) -> Iterator[Finding]:
         if target is None:
             continue
         yield make("MW203", WARNING, target, 1, 1,
-                   f"agents/{slug}/ has no _agent.md, so it is not an agent (seed 004 §1.3): "
+                   f"agents/{slug}/ has no _agent.md, so it is not an agent: "
                    "its files are read by nothing", f"{contract}:missing",
                    f"Add {contract} (status: draft is enough) or move the files elsewhere.")
 
@@ -966,7 +966,7 @@ def check_entries(mf: MemFile, ctx: FileContext) -> Iterator[Finding]:
               "different status/version/name, invalid JSON; or it is missing (warning).",
       why="registry.json is a cache the runtime and the UI read to decide which agents exist "
           "and may run. A stale entry can keep a paused agent running or hide a new one; "
-          "the _agent.md files are the source of truth (seed 004 §5). With agents but no "
+          "the _agent.md files are the source of truth. With agents but no "
           "registry.json at all, a whole-tree check warns (a check of single files does "
           "not: a repository may choose to build the registry elsewhere).",
       bad='agents/archivist-violin/_agent.md says status: paused\nregistry.json: '

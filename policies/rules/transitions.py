@@ -1,7 +1,7 @@
 """MW504, MW505, MW205: rules that compare a proposal's tree with its base.
 
 runs/ files only grow (append-only), logic versions never change once written, and an
-agent's status moves only along seed 004 §4.1's diagram — with only humans setting
+agent's status moves only along the status graph — with only humans setting
 active/paused/archived/draft and a proposal allowed nothing but `error`.
 """
 
@@ -14,7 +14,7 @@ from memwarden.model.layout import classify
 from memwarden.model.memfile import parse_frontmatter, split_lines
 from memwarden.policies.registry import COMMIT, Rule, register
 
-# seed 004 §4.1; a new _agent.md starts as draft.
+# The status graph (docs/memory-format.md); a new _agent.md starts as draft.
 LEGAL = {
     "draft": {"active", "archived"},
     "active": {"paused", "error", "archived"},
@@ -82,14 +82,14 @@ def _status_findings(path: str, before: bytes | None, after: bytes | None,
     if before is None:
         if new not in (None, "draft"):
             return [make("MW205", ERROR, path, 1, 1, f"a new agent starts as draft, not "
-                         f"{new!r} (seed 004 §4.1)", f"{path}:new:{new}")]
+                         f"{new!r} (a new contract starts as draft)", f"{path}:new:{new}")]
         return []
     if after is None or old == new:
         return []
     out = []
     if old is not None and new is not None and new not in LEGAL.get(old, set()):
         out.append(make("MW205", ERROR, path, 1, 1, f"status {old!r} -> {new!r} is not an "
-                        "allowed transition (seed 004 §4.1)", f"{path}:{old}->{new}"))
+                        "allowed transition (see `memwarden rule MW205`)", f"{path}:{old}->{new}"))
     if actor == "proposal":
         if new != "error":
             out.append(make("MW205", ERROR, path, 1, 1, f"an agent's proposal may only set "
@@ -119,7 +119,7 @@ register(Rule(
     COMMIT, None, None, "Write a new version folder instead."))
 register(Rule(
     "MW205", "illegal-status-transition", ERROR,
-    "An agent's status changes along a transition seed 004 §4.1 does not allow, or by the "
+    "An agent's status changes along a transition the status graph does not allow, or by the "
     "wrong actor (a proposal may only set `error`; a new agent starts as `draft`).",
     "Status decides whether an agent runs. An agent that re-activates itself, or jumps from "
     "draft straight to paused, bypasses the owner's decision.",
