@@ -774,8 +774,8 @@ def _json_show(value: Any) -> str:
            'created_by: "owner"\nstatus: "active"\n---\n# Instructions\n...',
       fix="Fill in the contract's fields with their documented types "
           "(docs/memory-format.md); an active agent needs description, model, tools "
-          "(with a safe-output tool), safe_outputs and updated_at. A draft needs only name, slug, version, status, created_at and "
-          "created_by.")
+          "(with a safe-output tool), safe_outputs and updated_at. A draft needs only "
+          "name, slug, version, status, created_at and created_by.")
 def check_agent_contract(mf: MemFile, ctx: FileContext) -> Iterator[Finding]:
     yield from contract_findings(mf)
 
