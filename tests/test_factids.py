@@ -6,8 +6,7 @@ import hashlib
 
 import pytest
 
-from memwarden.model.factids import resolve, short_ids, split_cited, word_of
-from memwarden.model.factwords import WORDS, WORDS_SHA256
+from memwarden.model.factids import WORDS, WORDS_SHA256, resolve, short_ids, split_cited, word_of
 from memwarden.tokens.counter import get_encoder
 
 

@@ -2,7 +2,7 @@
 
 A fact's id (entries.Fact.id) is 10 hex digits, about 7 tokens in a JSON list; a read near
 the Layer 1 limits would spend ~7% of its budget naming facts. Its short id is one word of
-factwords.WORDS, picked by the full id, one token after a space in cl100k_base and
+WORDS (factwords.txt), picked by the full id, one token after a space in cl100k_base and
 o200k_base. Within one list two facts may share a word; those facts are listed by their
 full ids instead, so every id in a list names exactly one fact there. `Facts-Used` accepts
 both forms: `resolve` maps what a trailer cites to the full ids of the facts it names.
@@ -10,11 +10,31 @@ both forms: `resolve` maps what a trailer cites to the full ids of the facts it 
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
+from importlib import resources
 
-from memwarden.model.factwords import WORDS
+from memwarden.model.errors import MemwardenError
+
+# The words are those of the EFF large wordlist for random passphrases (Electronic Frontier
+# Foundation, 2016, CC BY 3.0 US, https://www.eff.org/dice) that are one token after a space
+# in both cl100k_base and o200k_base, less a few that read as instructions to a model. Never
+# edit, reorder or extend factwords.txt: every short id ever cited in a trailer depends on it.
+WORDS_SHA256 = "c7150e1e2440c7ad8b14692b7de78b9fd2c0af66eafea1aa0200b24f61c4bb93"
+
+
+def _load_words() -> tuple[str, ...]:
+    words = tuple(resources.files("memwarden.model").joinpath("factwords.txt")
+                  .read_text("utf-8").split())
+    if hashlib.sha256(" ".join(words).encode()).hexdigest() != WORDS_SHA256:
+        raise MemwardenError("memwarden/model/factwords.txt is not the shipped word list "
+                             "(sha256 mismatch): reinstall memwarden")
+    return words
+
+
+WORDS = _load_words()
 
 _FULL_RE = re.compile(r"[0-9a-f]{10}")
 
