@@ -118,7 +118,8 @@ def test_anyone_cannot_veto_a_proposal(tmp_path):
     work, bare = make_server(tmp_path)
     assert propose(work, tmp_path, "a", "p-1", "new a", who="bot-a").returncode == 0
     git(work, "fetch", "-q", "origin")
-    proc = memwarden(work, "reject", "p-1", "--reason", "I say so", "--by", "mallory",
+    proc = memwarden(work, "reject", "p-1", "--format", "json",
+                     "--reason", "I say so", "--by", "mallory",
                      "--push", "origin", who="mallory")
     assert "lifecycle notes not pushed" in json.loads(proc.stdout)["warning"]
     assert "MW508" in json.loads(proc.stdout)["warning"]
@@ -140,11 +141,13 @@ def test_owner_veto_is_recorded_as_its_pusher(tmp_path):
     work, bare = make_server(tmp_path)
     assert propose(work, tmp_path, "a", "p-1", "new a", who="bot-a").returncode == 0
     git(work, "fetch", "-q", "origin")
-    proc = memwarden(work, "reject", "p-1", "--reason", "off topic", "--by", "somebody",
+    proc = memwarden(work, "reject", "p-1", "--format", "json",
+                     "--reason", "off topic", "--by", "somebody",
                      "--push", "origin", who="olga")
     assert ref(bare, "refs/notes/memwarden") is None, proc.stdout  # by != pusher: refused
     git(work, "update-ref", "-d", "refs/notes/memwarden")
-    proc = memwarden(work, "reject", "p-1", "--reason", "off topic", "--by", "olga",
+    proc = memwarden(work, "reject", "p-1", "--format", "json",
+                     "--reason", "off topic", "--by", "olga",
                      "--push", "origin", who="olga")
     assert proc.returncode == 0 and "warning" not in json.loads(proc.stdout), proc.stdout
     note = git(bare, "notes", "--ref", "memwarden", "show",
@@ -156,7 +159,8 @@ def test_apply_pusher_cannot_record_an_owner_veto(tmp_path):
     work, bare = make_server(tmp_path)
     assert propose(work, tmp_path, "a", "p-1", "new a", who="bot-a").returncode == 0
     git(work, "fetch", "-q", "origin")
-    memwarden(work, "reject", "p-1", "--reason", "x", "--by", "ci")
+    memwarden(work, "reject", "p-1", "--format", "json",
+                     "--reason", "x", "--by", "ci")
     proc = push(work, "refs/notes/memwarden", who="ci")
     assert proc.returncode == 1 and "only owners record an owner's rejection" in proc.stderr
 
