@@ -91,7 +91,7 @@ def test_counter_cache_reused_and_corrupt_cache_rebuilt(tmp_path):
     assert TokenCounter("cl100k_base", cache).count("blob1", UK) == 7
     # Garbage, a flipped byte or a truncated file is rebuilt, never trusted.
     good = path.read_bytes()
-    for bad in (b"\x00not a cache", good[:-3] + bytes([good[-3] ^ 1]) + good[-2:], good[:50]):
+    for bad in (b"\x00not a cache", good[:-3] + bytes([good[-3] ^ 1]) + good[-2:], good[:-4]):
         path.write_bytes(bad)
         c3 = TokenCounter("cl100k_base", cache)
         assert c3.cached("blob1") is None
@@ -213,16 +213,20 @@ def test_cached_check_gives_same_findings(tmp_path, mw):
 
 
 def test_parsed_rank_cache_is_verified_and_rebuilt(tmp_path, monkeypatch):
+    """The pure counter keeps the parsed ranks in the user cache; a damaged file is rebuilt."""
+    from memwarden.cachedir import read_sealed
+
     monkeypatch.setenv("MEMWARDEN_CACHE_DIR", str(tmp_path))
-    monkeypatch.setattr(tokens, "_encoders", {})
+    monkeypatch.setattr(tokens, "_pure", {})
     n = len(get_encoder("cl100k_base").encode_ordinary(UK))
+    assert tokens._pure_counter("cl100k_base").count(UK) == n
     (cache,) = tmp_path.glob("ranks-*.marshal")
     data = bytearray(cache.read_bytes())
     data[-5] ^= 0xFF  # corrupt the payload: its checksum no longer matches
     cache.write_bytes(bytes(data))
-    monkeypatch.setattr(tokens, "_encoders", {})
-    assert len(get_encoder("cl100k_base").encode_ordinary(UK)) == n
-    assert tokens._read_parsed(OFFICIAL_SHA256["cl100k_base"]) is not None  # rewritten
+    monkeypatch.setattr(tokens, "_pure", {})
+    assert tokens._pure_counter("cl100k_base").count(UK) == n
+    assert read_sealed(cache, ("ranks", OFFICIAL_SHA256["cl100k_base"])) is not None  # rewritten
 
 
 @pytest.mark.parametrize("enc", ["cl100k_base", "o200k_base"])

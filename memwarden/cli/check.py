@@ -11,7 +11,7 @@ from __future__ import annotations
 import datetime as _dt
 import os
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 from memwarden.model.errors import MemwardenError
@@ -45,10 +45,8 @@ def parse_today(now: str | None) -> _dt.date | None:
 def run_check(files: list[str], rev: str | None, config_path: str | None,
               select: list[str] | None, ignore: list[str] | None, fmt: str,
               today: _dt.date | None, use_cache: bool = True,
-              cwd: Path | None = None,
-              saves: list[Callable[[], None]] | None = None) -> tuple[int, str]:
-    """Run a check as the CLI would; returns (exit code, rendered report). `saves`: see
-    policies/engine.py `check`."""
+              cwd: Path | None = None) -> tuple[int, str]:
+    """Run a check as the CLI would; returns (exit code, rendered report)."""
     from memwarden.git.files import locate
     from memwarden.git.source import TreeSource, WorktreeSource
     from memwarden.model.config import load_config, load_config_at
@@ -99,8 +97,7 @@ def run_check(files: list[str], rev: str | None, config_path: str | None,
                     raise MemwardenError(f"{raw}: is a directory; pass files, or use --all")
                 paths.append(rel)
     config = config.with_selection(select, ignore)
-    result = check(source, config, paths, cache_dir=cache_dir, today=today, raw_outside=outside,
-                   saves=saves)
+    result = check(source, config, paths, cache_dir=cache_dir, today=today, raw_outside=outside)
     summary = summarize(result.findings, result.files)
     # Only SARIF and GitHub output name rules (importing every rule family costs a hook).
     rules = [r.to_doc() for r in all_rules()] if fmt in ("sarif", "github") else []
@@ -207,19 +204,10 @@ def _readable_or_absent(path: str) -> bool:
 
 
 def lean_main(args: Sequence[str], program: bool = False) -> int | None:
-    """Run `memwarden check ARGS` without click; None when click must handle them.
-
-    As the program (`program`), the patterns this run compiles come from the per-user
-    pattern cache (memwarden/patterns.py; ~8 ms of a one-file hook run)."""
+    """Run `memwarden check ARGS` without click; None when click must handle them."""
     opts = parse_check_args(args)
     if opts is None:
         return None
-    if program:
-        from memwarden import patterns
-
-        loaded = patterns.preload("check")
-    # A hook's few files: the caches are written after the answer (see write_later).
-    saves: list[Callable[[], None]] | None = [] if program and opts["files"] else None
     try:
         code, text = run_check(
             files=list(opts["files"]),  # type: ignore[call-overload]
@@ -230,51 +218,8 @@ def lean_main(args: Sequence[str], program: bool = False) -> int | None:
             fmt=opts["fmt"] or "text",  # type: ignore[arg-type]
             today=parse_today(opts["now"]),  # type: ignore[arg-type]
             use_cache=not opts["no_cache"],
-            saves=saves,
         )
         echo(text, nl=False)
     except BaseException as exc:  # noqa: BLE001 - mapped exactly as the click CLI maps it
         return report_failure(exc)
-    if saves:
-        try:
-            write_later(saves)
-        except BaseException as exc:  # noqa: BLE001 - as above (the writes, made here)
-            return report_failure(exc)
-    if program:
-        patterns.remember("check", loaded)
     return code
-
-
-def write_later(saves: list[Callable[[], None]]) -> None:
-    """Make the cache writes `saves` after this process has answered, in a forked child
-    that holds none of its output pipes: pre-commit waits for a hook's output to close
-    and the hook to exit, not for the ~2-4 ms of marshalling, sealing and renaming four
-    cache files (as `git gc --auto` detaches from the command that started it). The child
-    leaves the session (a Ctrl-C at the terminal is not for it) and ends with os._exit.
-    A run that starts before the child is done reads the caches it finds: every cache
-    file is replaced by rename, so it sees the old one or the new one. Where there is
-    no fork, or MEMWARDEN_WRITE_CACHES=now, the writes are made here, now."""
-    pid = -1
-    if hasattr(os, "fork") and os.environ.get("MEMWARDEN_WRITE_CACHES") != "now":
-        try:
-            sys.stdout.flush()
-            sys.stderr.flush()
-            pid = os.fork()
-        except OSError:
-            pid = -1
-    if pid > 0:
-        return
-    if pid == 0:
-        try:
-            null = os.open(os.devnull, os.O_RDWR)
-            for fd in (0, 1, 2):
-                os.dup2(null, fd)
-            os.setsid()
-        except OSError:
-            pass
-    try:
-        for save in saves:
-            save()
-    finally:
-        if pid == 0:
-            os._exit(0)
