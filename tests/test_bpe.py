@@ -38,7 +38,11 @@ def same(pures: dict[str, bpe.PureBPE], text: str) -> None:
     for name in ENCODINGS:
         want = get_encoder(name).encode_ordinary(text)
         assert pures[name].encode(text) == want, (name, text)
-        assert pures[name].count(text) == len(want), (name, text)
+        n = pures[name].count(text)
+        if n is None:  # a piece too long to merge in Python: left to tiktoken's encoder
+            assert any(len(p.encode()) > bpe.MAX_PIECE_BYTES for p in pures[name]._split(text))
+        else:
+            assert n == len(want), (name, text)
 
 
 # Characters where the two patterns branch: letter classes, marks, digits of other scripts,

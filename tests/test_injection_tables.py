@@ -93,7 +93,6 @@ def test_contract_actions_leave_out_persona_phrases():
 def test_an_edited_marker_list_is_derived_again(cache, tmp_path, monkeypatch):
     """A checkout whose marker list is edited (same version): its tables, not the old ones."""
     import shutil
-
     from importlib import resources
     from types import SimpleNamespace
 

@@ -260,3 +260,38 @@ def test_soft_limit_skips_counting_files_within_it_in_bytes(tmp_path, mw):
 
     assert hash_blob(large.encode()) in counts
     assert hash_blob(small.encode()) not in counts
+
+
+@pytest.mark.parametrize("enc", ["cl100k_base", "o200k_base"])
+@settings(max_examples=200, deadline=None)
+@given(text=st.lists(st.sampled_from(["a", "aa", " ", "  ", "\n", "[[", "{{", "|", "<!--", "😀",
+                                      "Агент", "x1", "\t", "don't", "\ud800"]),
+                     max_size=120).map("".join))
+def test_long_pieces_count_as_bytes_never_under(enc, text):
+    """Past MAX_PIECE_CHARS (made small here) a piece counts its bytes: the count is exact
+    when no piece is that long and never below tiktoken's otherwise."""
+    import regex
+
+    from memwarden.tokens.bpe import _clean
+
+    cap = 6
+    exact = len(get_encoder(enc).encode_ordinary(text))
+    old = tokens.MAX_PIECE_CHARS
+    tokens.MAX_PIECE_CHARS = cap
+    try:
+        got = tokens.token_length(enc)(text)
+    finally:
+        tokens.MAX_PIECE_CHARS = old
+    pieces = regex.findall(get_encoder(enc)._pat_str, _clean(text))
+    if not pieces or max(map(len, pieces)) <= cap:
+        assert got == exact
+    else:
+        assert got >= exact
+
+
+def test_a_long_run_of_one_letter_fails_the_hard_limit(tmp_path, mw):
+    """40,000 letters appended to facts.md are counted (fast) and over the limit."""
+    root = make_repo(tmp_path, {"memory/a/facts.md": "# Facts: a\n\n## Domain\n- x\n"})
+    (root / "memory/a/facts.md").write_text("# Facts: a\n\n## Domain\n- " + "a" * 80_000 + "\n")
+    code, out, _ = mw(root, "check", "memory/a/facts.md")
+    assert code == 1 and ("MW101" in out or "MW102" in out)

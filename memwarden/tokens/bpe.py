@@ -21,6 +21,9 @@ import heapq
 from collections.abc import Mapping
 
 _MEMO_MAX = 50_000
+# Longer pieces are left to tiktoken's encoder (the caller's): merging in Python costs
+# ~25 us a byte on a long piece.
+MAX_PIECE_BYTES = 256
 
 
 def merge_bounds(piece: bytes, ranks: Mapping[bytes, int]) -> list[int]:
@@ -82,15 +85,21 @@ class PureBPE:
         self._ranks = ranks
         self._memo: dict[str, int] = {}
 
-    def count(self, text: str) -> int:
-        """len(encode_ordinary(text)); pieces repeat a lot, so their counts are remembered."""
+    def count(self, text: str) -> int | None:
+        """len(encode_ordinary(text)), or None when a piece is longer than MAX_PIECE_BYTES;
+        pieces repeat a lot, so their counts are remembered."""
         memo, ranks = self._memo, self._ranks
         total = 0
         for piece in self._split(_clean(text)):
             n = memo.get(piece)
             if n is None:
                 raw = piece.encode("utf-8")
-                n = 1 if raw in ranks else len(merge_bounds(raw, ranks)) - 1
+                if raw in ranks:
+                    n = 1
+                elif len(raw) > MAX_PIECE_BYTES:
+                    return None
+                else:
+                    n = len(merge_bounds(raw, ranks)) - 1
                 if len(memo) >= _MEMO_MAX:
                     memo.clear()
                 memo[piece] = n

@@ -70,6 +70,22 @@ def _verify_rank_file(name: str) -> bytes:
     return data
 
 
+def _cache_path(name: str) -> str | None:
+    root = user_cache_dir()
+    return os.path.join(root, f"ranks-{OFFICIAL_SHA256[name][:16]}.marshal") if root else None
+
+
+def _cached(name: str) -> tuple[str, dict[bytes, int]] | None:
+    """(pattern, ranks) of `name` from the user cache: tiktoken's pattern and the parsed
+    verified ranks (marshal reads them ~5x faster than parsing the rank file). Callers
+    have verified the rank file first, so the cache serves only an official, present file."""
+    path = _cache_path(name)
+    found = read_sealed(path, ("ranks", OFFICIAL_SHA256[name])) if path else None
+    if isinstance(found, tuple) and len(found) == 2 and isinstance(found[1], dict):
+        return found
+    return None
+
+
 def _load_ranks(name: str, expected_hash: str | None) -> dict[bytes, int]:
     official = OFFICIAL_SHA256[name]
     if expected_hash is not None and expected_hash != official:
@@ -77,9 +93,12 @@ def _load_ranks(name: str, expected_hash: str | None) -> dict[bytes, int]:
             f"encoding {name!r}: tiktoken expects sha256 {expected_hash}, memwarden knows "
             f"{official}; this tiktoken version is not supported"
         )
+    data = _verify_rank_file(name)
+    hit = _cached(name)
+    if hit is not None:
+        return hit[1]
     import base64
 
-    data = _verify_rank_file(name)
     return {
         base64.b64decode(token): int(rank)
         for token, rank in (line.split() for line in data.splitlines() if line)
@@ -96,7 +115,8 @@ def _check_name(name: str) -> None:
 
 def _spec(name: str) -> dict[str, Any]:
     """tiktoken's own constructor arguments for `name` (pattern, special tokens), with our
-    verified ranks handed in instead of letting it fetch them over the network."""
+    verified ranks handed in instead of letting it fetch them over the network; the
+    pattern and ranks are then kept in the user cache (see _cached)."""
     import tiktoken_ext.openai_public as public
 
     original = public.load_tiktoken_bpe
@@ -105,6 +125,10 @@ def _spec(name: str) -> dict[str, Any]:
         spec: dict[str, Any] = public.ENCODING_CONSTRUCTORS[name]()
     finally:
         public.load_tiktoken_bpe = original
+    path = _cache_path(name)
+    if path is not None and _cached(name) is None:
+        write_sealed(path, ("ranks", OFFICIAL_SHA256[name]),
+                     (spec["pat_str"], spec["mergeable_ranks"]), keep=len(OFFICIAL_SHA256))
     return spec
 
 
@@ -125,38 +149,60 @@ def get_encoder(name: str) -> Any:
 _LENGTHS: dict[str, tuple[Any, Any]] = {}  # name -> (the encoder, its length function)
 
 
+# tiktoken's merge is superlinear in the length of one piece of its pre-split (a 1 MB run
+# of one letter is one piece), so a piece longer than this is counted as one token per
+# byte: an upper bound (every token is at least one byte), never an under-count, so a
+# HARD limit fails closed. Shorter pieces, and so every ordinary text, count exactly.
+MAX_PIECE_CHARS = 128 * 1024
+
+
 def token_length(name: str) -> Any:
     """A function text -> len(encoding.encode_ordinary(text)) that does not build the list
-    of token ids: tiktoken's Rust encoder hands back its u32 buffer (the call behind
-    `encode_to_numpy`, with no special tokens allowed: `encode_ordinary`'s semantics), which
-    saves 15-30% of counting time. Falls back to `encode_ordinary` when a tiktoken version
-    lacks that call; tests/test_tokens.py checks the two agree."""
+    of token ids (tiktoken's u32 buffer: `encode_ordinary`'s semantics, 15-30% faster),
+    except that a piece longer than MAX_PIECE_CHARS counts its UTF-8 bytes."""
     enc = get_encoder(name)
     known = _LENGTHS.get(name)
     if known is not None and known[0] is enc:
         return known[1]
-    core = getattr(enc, "_core_bpe", None)
-    raw = getattr(core, "encode_to_tiktoken_buffer", None)
-    if raw is None:
-        def fn(text: str) -> int:
-            return len(enc.encode_ordinary(text))
-    else:
-        none: set[str] = set()
+    core = enc._core_bpe
+    none: set[str] = set()
+    split: list[Any] = []
 
-        def fn(text: str) -> int:
-            try:
-                return memoryview(raw(text, none)).nbytes // 4
-            except UnicodeEncodeError:  # lone surrogates: tiktoken's own fix-up path
-                return len(enc.encode_ordinary(text))
+    def exact(text: str) -> int:
+        try:
+            return memoryview(core.encode_to_tiktoken_buffer(text, none)).nbytes // 4
+        except UnicodeEncodeError:  # lone surrogates: tiktoken's own fix-up path
+            return len(enc.encode_ordinary(text))
+
+    def fn(text: str) -> int:
+        if len(text) <= MAX_PIECE_CHARS:
+            return exact(text)
+        from memwarden.tokens.bpe import _clean
+
+        if not split:
+            import regex
+
+            split.append(regex.compile(enc._pat_str).findall)
+        pieces = split[0](_clean(text))
+        if max(map(len, pieces)) <= MAX_PIECE_CHARS:
+            return exact(text)
+        ranks = enc._mergeable_ranks
+        total = 0
+        for piece in pieces:
+            raw = piece.encode("utf-8")
+            if len(piece) > MAX_PIECE_CHARS:
+                total += len(raw)
+            else:
+                total += 1 if raw in ranks else len(core.encode_single_piece(raw))
+        return total
+
     _LENGTHS[name] = (enc, fn)
     return fn
 
 
 def _pure_counter(name: str) -> Any:
-    """The pure-Python counter of `name` (bpe.py): tiktoken's pattern and the verified ranks,
-    kept parsed in the user cache (marshal reads them ~5x faster than parsing the rank
-    file, and spares importing tiktoken). The rank file is hashed on every load, so the
-    cache holds only ranks of a file that is there and official."""
+    """The pure-Python counter of `name` (bpe.py) over tiktoken's pattern and the verified
+    ranks, from the user cache when they are there (no tiktoken import then)."""
     with _lock:
         pure = _pure.get(name)
         if pure is not None:
@@ -165,19 +211,11 @@ def _pure_counter(name: str) -> Any:
         from memwarden.tokens.bpe import PureBPE
 
         _verify_rank_file(name)
-        root = user_cache_dir()
-        official = OFFICIAL_SHA256[name]
-        path = os.path.join(root, f"ranks-{official[:16]}.marshal") if root else None
-        tag = ("ranks", official)
-        found = read_sealed(path, tag) if path is not None else None
-        if isinstance(found, tuple) and len(found) == 2 and isinstance(found[1], dict):
-            pattern, ranks = found
-        else:
+        hit = _cached(name)
+        if hit is None:
             spec = _spec(name)
-            pattern, ranks = spec["pat_str"], spec["mergeable_ranks"]
-            if path is not None:
-                write_sealed(path, tag, (pattern, ranks), keep=len(OFFICIAL_SHA256))
-        pure = _pure[name] = PureBPE(pattern, ranks)
+            hit = spec["pat_str"], spec["mergeable_ranks"]
+        pure = _pure[name] = PureBPE(*hit)
         return pure
 
 
@@ -238,15 +276,18 @@ def count_text(text: str, encoding: str) -> int:
 
 
 def _count(text: str, encoding: str) -> int:
-    """Exact count: tiktoken's encoder once it is built, else the pure-Python merge
-    (memwarden/bpe.py, proven equal) until this process has counted PURE_BUDGET characters
-    that way; past that, building the encoder (0.1-0.2 s once) is the cheaper way on."""
+    """Exact count (see MAX_PIECE_CHARS): tiktoken's encoder once it is built, else the
+    pure-Python merge (bpe.py, proven equal) until this process has counted PURE_BUDGET
+    characters that way or meets a long piece; past that, building the encoder (0.1-0.2 s
+    once) is the cheaper way on."""
     global _pure_chars
     enc = _encoders.get(encoding)
     if enc is None and _pure_chars + len(text) <= PURE_BUDGET.get(encoding, 0):
-        _pure_chars += len(text)
-        return int(_pure_counter(encoding).count(text))
-    return token_length(encoding)(text)
+        n = _pure_counter(encoding).count(text)
+        if n is not None:
+            _pure_chars += len(text)
+            return int(n)
+    return int(token_length(encoding)(text))
 
 
 def read_counts(path: str | Path) -> dict[str, int]:
