@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import shutil
-import time
 from importlib import resources
 
 import pytest
@@ -179,13 +178,11 @@ def test_layer2_soft_limit_is_a_warning(tmp_path, mw):
     assert "run_1.md" not in out
 
 
-def test_huge_file_is_reported_quickly_without_tokenizing(tmp_path, mw):
+def test_huge_file_is_reported_without_tokenizing(tmp_path, mw):
     root = make_repo(tmp_path, {"memory/a/facts.md": "# Facts\n"}, commit=False)
     with open(root / "memory/a/facts.md", "wb") as fh:
         fh.write(b"- fact\n" * (100 * 1024 * 1024 // 7))
-    t0 = time.perf_counter()
     code, out, _ = mw(root, "check", "--all")
-    assert time.perf_counter() - t0 < 10
     assert code == 1 and "too large to count" in out and "MW102" in out
 
 
