@@ -173,7 +173,7 @@ def test_cached_ranks_still_need_the_verified_rank_file(fresh, monkeypatch):
 
 
 def test_without_a_cache_dir_the_ranks_dict_is_used(fresh, monkeypatch):
-    monkeypatch.setattr("memwarden.cachedir.user_cache_dir", lambda: None)
+    monkeypatch.setattr(tokens, "user_cache_dir", lambda: None)
     assert count_text(UK, "o200k_base") == len(get_encoder("o200k_base").encode_ordinary(UK))
 
 
