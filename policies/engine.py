@@ -7,15 +7,16 @@ and touch the tokenizer not at all.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as _dt
 import hashlib
 import os
 import sys
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from memwarden.cachedir import ShardedCache, read_sealed, remove_legacy, write_sealed
+from memwarden.cachedir import ShardedCache, read_sealed, write_sealed
 from memwarden.git.files import Entry
 from memwarden.git.source import Source, WorktreeSource
 from memwarden.model.config import Config
@@ -28,23 +29,12 @@ from memwarden.tokens.counter import TokenCounter, get_encoder, verify_encoding
 from memwarden.version import __version__
 
 
+@dataclasses.dataclass(slots=True)
 class CheckResult:
-    """What a check found and how many files it checked (a plain class: dataclasses cost
-    a hook run's import time)."""
+    """What a check found and how many files it checked."""
 
-    __slots__ = ("findings", "files")
-
-    def __init__(self, findings: list[Finding], files: int) -> None:
-        self.findings = findings
-        self.files = files
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, CheckResult):
-            return NotImplemented
-        return (self.findings, self.files) == (other.findings, other.files)
-
-    def __repr__(self) -> str:
-        return f"CheckResult(findings={self.findings!r}, files={self.files!r})"
+    findings: list[Finding]
+    files: int
 
     @property
     def failed(self) -> bool:
@@ -68,11 +58,9 @@ def normalise_path(raw: str, root: str | Path | None) -> str | None:
 
 def check(source: Source, config: Config, paths: list[str] | None = None,
           cache_dir: str | Path | None = None, today: _dt.date | None = None,
-          raw_outside: Iterable[str] = (),
-          saves: list[Callable[[], None]] | None = None) -> CheckResult:
-    """Check the whole source (paths None) or just `paths` (repo-relative) in context.
-    The caches are written before returning, or, given `saves`, left there as calls for
-    the caller to make once it has answered (see memwarden/cli_check.py `write_later`)."""
+          raw_outside: Iterable[str] = ()) -> CheckResult:
+    """Check the whole source (paths None) or just `paths` (repo-relative) in context;
+    the caches are written before returning."""
     rules = [r for r in check_rules() if config.rule_enabled(r.id)]
     source.max_bytes = config.max_file_bytes  # larger files: MW206, never read
     # A small partial check of a working tree (a hook run) keeps its token counts in the
@@ -208,12 +196,9 @@ def check(source: Source, config: Config, paths: list[str] | None = None,
             n = counter.cached(blob)
             if n is not None:
                 cache.put_count(blob, path, n)
-    writes = [counter.save, cache.save, source.save]
-    if saves is None:
-        for write in writes:
-            write()
-    else:
-        saves.extend(writes)
+    counter.save()
+    cache.save()
+    source.save()
     findings.sort(key=lambda f: (f.path, f.line, f.col, f.rule, f.message))
     return CheckResult(_dedupe(findings), len(checked) + len(list(raw_outside)))
 
@@ -460,22 +445,18 @@ def _waiver_line(source: str | None, needle: str) -> int:
 class FindingsCache:
     """File-rule findings per (blob id, path) for one effective config and version.
 
-    Kept in sealed shards by path (cachedir.ShardedCache: magic, crc32, marshal), so a
+    Kept in sealed shards by path (cachedir.ShardedCache), so a
     one-file check reads and rewrites one small shard; findings are stored as plain tuples
     under "<blob>:<path>", token counts (for small partial checks) under "<blob>#<path>".
     A shard that is not intact, or written for another version or config, reads as empty
     and is rebuilt, never trusted. The latest tree-rule findings sit in their own file.
     """
 
-    MAGIC = b"MWFIND\x03\x00"
-    TREE_MAGIC = b"MWTREE\x02\x00"
-    LEGACY = ("findings.json",)  # the format before: removed once the new one is written
-
     def __init__(self, cache_dir: str | Path | None, config: Config) -> None:
         self.cache_dir = cache_dir
         self.key = f"{__version__}:{config.fingerprint}"
         self.shards = ShardedCache(os.path.join(cache_dir, "findings") if cache_dir else None,
-                                   self.MAGIC, self.key)
+                                   ("findings", 3, self.key))
         self.tree: dict[str, list[tuple[Any, ...]]] | None = None
         self.tree_dirty = False
 
@@ -524,10 +505,9 @@ class FindingsCache:
         if self.tree is None:
             self.tree = {}
             path = self._tree_path()
-            raw = read_sealed(path, self.TREE_MAGIC) if path is not None else None
-            if (isinstance(raw, tuple) and len(raw) == 2 and raw[0] == self.key
-                    and isinstance(raw[1], dict)):
-                self.tree = raw[1]
+            raw = read_sealed(path, ("tree", 2, self.key)) if path is not None else None
+            if isinstance(raw, dict):
+                self.tree = raw
         return self._decode(self.tree.get(key))
 
     def put_tree(self, key: str, findings: list[Finding]) -> None:
@@ -544,6 +524,5 @@ class FindingsCache:
         self.shards.save()
         path = self._tree_path()
         if self.tree_dirty and path is not None:
-            write_sealed(path, self.TREE_MAGIC, (self.key, self.tree))
+            write_sealed(path, ("tree", 2, self.key), self.tree)
             self.tree_dirty = False
-        remove_legacy(self.cache_dir, self.LEGACY)

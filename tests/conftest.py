@@ -26,10 +26,19 @@ GIT_ENV = {
 }
 
 
+@pytest.fixture(scope="session")
+def _user_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One per-user cache folder per test process: parsed ranks and derived tables are
+    built once, not once per test (tests of that cache set their own folder)."""
+    return tmp_path_factory.mktemp("user-cache")
+
+
 @pytest.fixture(autouse=True)
-def _isolated_git(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory):
+def _isolated_git(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory,
+                  _user_cache: Path):
     home = tmp_path_factory.mktemp("home")
     monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("MEMWARDEN_CACHE_DIR", str(_user_cache))
     monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(home / ".gitconfig"))
     for k, v in GIT_ENV.items():
         monkeypatch.setenv(k, v)

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import pytest
 
-from memwarden import packdata
 from memwarden.cachedir import read_sealed, write_sealed
 from memwarden.policies.rules import injection as inj
 
@@ -94,12 +93,12 @@ def test_contract_actions_leave_out_persona_phrases():
 def test_an_edited_marker_list_is_derived_again(cache, tmp_path, monkeypatch):
     """A checkout whose marker list is edited (same version): its tables, not the old ones."""
     import shutil
+    from importlib import resources
+    from types import SimpleNamespace
 
     pack = tmp_path / "pack"
-    shutil.copytree(packdata.path("memwarden.policies", "pack", "markers"), pack / "markers")
-    real = packdata.path
-    monkeypatch.setattr(packdata, "path", lambda pkg, *parts: str(pack.joinpath(*parts[1:]))
-                        if parts[:2] == ("pack", "markers") else real(pkg, *parts))
+    shutil.copytree(resources.files("memwarden.policies") / "pack" / "markers", pack / "markers")
+    monkeypatch.setattr(inj, "resources", SimpleNamespace(files=lambda pkg: tmp_path))
     _clear()
     phrase = "the curator rechecks the folder index"
     assert not [h for h in inj.scan(phrase, walk=True) if h.rule == "MW303"]

@@ -13,9 +13,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memwarden.cachedir import read_sealed
-from memwarden.tokens import bpe
 from memwarden.tokens import counter as tokens
-from memwarden.tokens.counter import OFFICIAL_SHA256, PartCounts, get_encoder
+from memwarden.tokens.counter import PartCounts, get_encoder
 from tests.conftest import make_repo
 
 ENC = "cl100k_base"
@@ -86,7 +85,7 @@ def test_a_damaged_memo_is_not_trusted(tmp_path, counted):
 def test_a_memo_of_another_version_or_encoding_is_ignored(tmp_path, counted, monkeypatch):
     _stored(tmp_path)
     counted.clear()
-    monkeypatch.setattr("memwarden.__version__", "0.0.0-other")
+    monkeypatch.setattr("memwarden.version.__version__", "0.0.0-other")
     assert PartCounts(ENC, tmp_path)(FACTS) == exact(FACTS)
     assert len(counted) == 120
     other = tmp_path / "other"
@@ -107,7 +106,7 @@ def test_the_memo_stays_small(tmp_path, monkeypatch):
     new("- a new fact\n")
     new.save()
     assert new.path is not None
-    kept = read_sealed(new.path, tokens.PARTS_MAGIC)[1]
+    kept = read_sealed(new.path, new._tag())
     assert "- a new fact\n" in kept  # this run's parts first
     assert 2000 <= sum(map(len, kept)) < 2000 + 200
     unchanged = os.stat(new.path).st_mtime_ns
@@ -132,108 +131,7 @@ def test_a_hook_check_keeps_part_counts_and_no_cache_keeps_none(tmp_path, mw, co
     assert not (other / ".git/memwarden").exists()
 
 
-# ---- the BPE table's crc32 is checked only when the file is not the one checked before
-
-
-@pytest.fixture
-def fresh(monkeypatch, tmp_path):
-    monkeypatch.setenv("MEMWARDEN_CACHE_DIR", str(tmp_path / "cache"))
-    for name, value in (("_encoders", {}), ("_pure", {}), ("_verified", set()),
-                        ("_memo_read", {}), ("_MEMO", {}), ("_pure_chars", 0)):
-        monkeypatch.setattr(tokens, name, value)
-    return tmp_path
-
-
-def _new_process(monkeypatch):
-    for name, value in (("_pure", {}), ("_verified", set()), ("_memo_read", {}),
-                        ("_MEMO", {})):
-        monkeypatch.setattr(tokens, name, value)
-
-
-@pytest.fixture
-def checks(monkeypatch):
-    """`check` of every table parse: whether its crc32 was verified."""
-    seen: list[bool] = []
-    real = bpe.RankTable.parse.__func__  # type: ignore[attr-defined]
-
-    def parse(cls, data, check=True):
-        seen.append(check)
-        return real(cls, data, check)
-
-    monkeypatch.setattr(bpe.RankTable, "parse", classmethod(parse))
-    return seen
-
-
-def test_an_unchanged_table_is_not_checked_again(fresh, monkeypatch, checks):
-    tokens.count_text("writes the table", ENC)
-    _new_process(monkeypatch)
-    tokens.count_text("reads it, checks it, records it", ENC)
-    _new_process(monkeypatch)
-    tokens.count_text("reads it unchecked", ENC)
-    assert checks == [True, True, False]  # written (and parsed back), read, read again
-
-
-def test_a_table_damaged_in_place_is_checked_and_rebuilt(fresh, monkeypatch, checks):
-    text = "Агент перевіряє факти; the curator rechecks the folder index."
-    tokens.count_text("writes the table", ENC)
-    _new_process(monkeypatch)
-    tokens.count_text("reads it, checks it, records it", ENC)
-    path = Path(bpe.table_path(fresh / "cache", OFFICIAL_SHA256[ENC]))
-    st_before = path.stat()
-    data = bytearray(path.read_bytes())
-    data[-5000:] = bytes(5000)  # same size; the write changes ctime whatever mtime says
-    with open(path, "r+b") as fh:  # in place: same inode
-        fh.write(bytes(data))
-    os.utime(path, ns=(st_before.st_atime_ns, st_before.st_mtime_ns))
-    _new_process(monkeypatch)
-    checks.clear()
-    assert tokens.count_text(text, ENC) == exact(text)
-    assert checks[0] is True  # not trusted: its identity changed
-    assert bpe.read_table(path) is not None  # rebuilt from the verified ranks
-
-
-# ---- a hook's cache writes come after its answer (memwarden/cli_check.py write_later)
-
-
-def _wait_for(path, seconds=10.0):
-    import time
-
-    end = time.monotonic() + seconds
-    while not path.exists() and time.monotonic() < end:
-        time.sleep(0.01)
-    return path.exists()
-
-
-@pytest.mark.skipif(not hasattr(os, "fork"), reason="writes are made in place without fork")
-def test_cache_writes_are_made_after_returning(tmp_path, monkeypatch):
-    import time
-
-    from memwarden.cli.check import write_later
-
-    monkeypatch.delenv("MEMWARDEN_WRITE_CACHES", raising=False)
-    marker = tmp_path / "written"
-
-    def slow() -> None:
-        time.sleep(0.5)
-        marker.write_text(str(os.getpid()))
-
-    start = time.monotonic()
-    write_later([slow])
-    assert time.monotonic() - start < 0.4 and not marker.exists()
-    assert _wait_for(marker)
-    assert marker.read_text() != str(os.getpid())  # by another process
-
-
-def test_cache_writes_now_when_asked(tmp_path, monkeypatch):
-    from memwarden.cli.check import write_later
-
-    monkeypatch.setenv("MEMWARDEN_WRITE_CACHES", "now")
-    marker = tmp_path / "written"
-    write_later([lambda: marker.write_text(str(os.getpid()))])
-    assert marker.read_text() == str(os.getpid())
-
-
-def test_the_console_script_answers_then_writes_its_caches(tmp_path):
+def test_the_console_script_writes_its_caches_before_it_exits(tmp_path):
     import subprocess
     import sys
 
@@ -243,8 +141,8 @@ def test_the_console_script_answers_then_writes_its_caches(tmp_path):
     assert proc.returncode in (0, 1) and "memwarden: 1 file(s) checked" in proc.stdout
     assert proc.stderr == ""
     cache = root / ".git" / "memwarden"
-    assert _wait_for(cache / f"parts-{ENC}.marshal")
-    assert _wait_for(cache / "tree.marshal")
+    assert (cache / f"parts-{ENC}.marshal").is_file()
+    assert (cache / "tree.marshal").is_file()
 
 
 # ---- the seal of cache files (memwarden/cachedir.py)
@@ -263,13 +161,14 @@ def test_sealed_files_read_back_and_torn_ones_do_not(tmp_path):
         assert read_sealed(path, b"MWTEST\x01\x00") is None
 
 
-def test_files_sealed_with_a_sha256_by_earlier_builds_are_read(tmp_path):
-    import hashlib
-    import marshal
+def test_per_user_cache_families_keep_their_newest_files(tmp_path):
+    from memwarden.cachedir import write_sealed
 
-    payload = marshal.dumps({"a": 1})
-    path = tmp_path / "old.marshal"
-    path.write_bytes(b"MWTEST\x01\x00" + hashlib.sha256(payload).digest() + payload)
-    assert read_sealed(path, b"MWTEST\x01\x00") == {"a": 1}
-    path.write_bytes(b"MWTEST\x01\x00" + hashlib.sha256(payload).digest() + payload[:-1])
-    assert read_sealed(path, b"MWTEST\x01\x00") is None
+    for i in range(7):
+        path = tmp_path / f"fam-{i}.marshal"
+        assert write_sealed(path, "t", i, keep=3)
+        os.utime(path, ns=(i * 10**9, i * 10**9))  # distinct ages whatever the clock gives
+    (tmp_path / "other-1.marshal").write_bytes(b"x")
+    write_sealed(tmp_path / "fam-7.marshal", "t", 7, keep=3)
+    names = sorted(p.name for p in tmp_path.iterdir())
+    assert names == ["fam-5.marshal", "fam-6.marshal", "fam-7.marshal", "other-1.marshal"]

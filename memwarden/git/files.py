@@ -6,12 +6,11 @@ run ~1 ms, and the hook opens no repository.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import os
 import stat
 from pathlib import Path
-
-from memwarden.records import FrozenRecord
 
 MODE_FILE = 0o100644
 MODE_EXEC = 0o100755
@@ -21,18 +20,14 @@ MODE_TREE = 0o040000
 MODE_BLOBS = (MODE_FILE, MODE_EXEC, MODE_LINK)  # entries whose content is a blob
 
 
-class Entry(FrozenRecord):
+@dataclasses.dataclass(frozen=True, slots=True)
+class Entry:
     """A file as git sees it: path, mode and blob id (None for worktree-only oddities)."""
 
-    __slots__ = ("path", "mode", "oid", "stat_key")
     path: str
     mode: int
     oid: str | None
-    stat_key: tuple[int, ...] | None  # worktree: (mtime_ns, size, ino, ctime_ns)
-
-    def __init__(self, path: str, mode: int, oid: str | None,
-                 stat_key: tuple[int, ...] | None = None) -> None:
-        super().__init__(path, mode, oid, stat_key)
+    stat_key: tuple[int, ...] | None = None  # worktree: (mtime_ns, size, ino, ctime_ns)
 
 
 def hash_blob(data: bytes) -> str:

@@ -14,7 +14,7 @@ import stat
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path  # imported where a Path is made: a hook run does without it
-from typing import Any
+from typing import Any, NamedTuple
 
 import pygit2
 
@@ -35,7 +35,6 @@ from memwarden.git.files import (  # noqa: F401 - re-exported: memwarden.git.rep
 )
 from memwarden.model.errors import MemwardenError
 from memwarden.model.layout import GOVERNED_FILES, GOVERNED_PREFIXES, is_governed
-from memwarden.records import tuple_record
 
 # one entry of a raw tree object: mode, name, 20-byte object id
 _BLOB_MODES = tuple(f"{m:06o}".encode() for m in MODE_BLOBS)
@@ -80,11 +79,13 @@ def _middle_entries(a: tuple[bytes, list[int] | None], rb: bytes
     return _tree_entries(ra, start, end_a)[0], eb
 
 
-class _Written(tuple_record("_Written", "parent time paths message")):
-    """A commit this process wrote (parent id, commit time, the frozenset of paths it
-    changed, its message bytes): walks of main's history read it from memory."""
+class _Written(NamedTuple):
+    """A commit this process wrote: walks of main's history read it from memory."""
 
-    __slots__ = ()
+    parent: str | None
+    time: int
+    paths: frozenset[str]
+    message: bytes
 
 
 class Repo:

@@ -12,7 +12,7 @@ import stat as _stat
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from memwarden.cachedir import ShardedCache, remove_legacy
+from memwarden.cachedir import ShardedCache
 from memwarden.git.files import (
     MODE_EXEC,
     MODE_FILE,
@@ -38,14 +38,11 @@ class StatCache:
     """
 
     RACY_NS = 2_000_000_000
-    MAGIC = b"MWSTAT\x02\x00"
-    # Formats before (one JSON file): removed when the sharded cache is first written.
-    LEGACY = ("stat.json",)
 
     def __init__(self, cache_dir: str | Path | None) -> None:
         self.cache_dir = cache_dir
         self.shards = ShardedCache(os.path.join(cache_dir, "stat") if cache_dir else None,
-                                   self.MAGIC)
+                                   ("stat", 2))
 
     @staticmethod
     def key(st: os.stat_result) -> list[int]:
@@ -80,7 +77,6 @@ class StatCache:
         if not self.shards.dirty:
             return
         self.shards.save()
-        remove_legacy(self.cache_dir, self.LEGACY)
 
 
 class WorktreeSource:

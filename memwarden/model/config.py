@@ -9,14 +9,16 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import json
 import os
 import re
 import sys
+import tomllib
 from collections.abc import Mapping
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from memwarden import packdata
 from memwarden.model.errors import ConfigError
 
 CONFIG_NAME = "memwarden.toml"
@@ -29,63 +31,30 @@ _RULE_SEL = re.compile(r"^MW[0-9]{0,3}\Z")
 @functools.cache
 def default_data() -> dict[str, Any]:
     """The built-in defaults (policy pack `defaults.toml`)."""
-    text = packdata.read_text("memwarden.policies", "pack", "defaults.toml")
+    text = (resources.files("memwarden.policies") / "pack" / "defaults.toml").read_text("utf-8")
     return load_toml(text)
 
 
-_TOML_MAGIC = b"MWTOML\x01\x00"
-
-
 class TomlError(ValueError):
-    """tomllib.TOMLDecodeError's message, raised by load_toml (which imports tomllib only
-    when it has to parse)."""
+    """tomllib.TOMLDecodeError's message, raised by load_toml."""
 
 
 def load_toml(text: str) -> dict[str, Any]:
-    """tomllib.loads(text), remembered per text in the user cache (sealed marshal, see
-    cachedir.read_sealed): a hook run then skips importing tomllib and parsing (~4 ms).
-    Documents holding dates or times (which marshal cannot store) are parsed each time;
-    invalid TOML raises TomlError with tomllib's message (errors are never cached)."""
-    from memwarden.cachedir import read_sealed, user_cache_dir, write_sealed
-
-    root = user_cache_dir()
-    digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
-    path = os.path.join(root, f"toml-{digest[:32]}.marshal") if root is not None else None
-    if path is not None:
-        hit = read_sealed(path, _TOML_MAGIC)
-        if isinstance(hit, tuple) and len(hit) == 2 and hit[0] == digest \
-                and isinstance(hit[1], dict):
-            return hit[1]
-    import tomllib
-
+    """tomllib.loads(text); invalid TOML raises TomlError with tomllib's message."""
     try:
-        data = tomllib.loads(text)
+        return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise TomlError(str(exc)) from None
-    if path is not None and _marshal_safe(data):
-        write_sealed(path, _TOML_MAGIC, (digest, data))
-    return data
-
-
-def _marshal_safe(value: Any) -> bool:
-    """Only plain TOML values (no dates or times): what marshal stores and gives back as is."""
-    if isinstance(value, dict):
-        return all(isinstance(k, str) and _marshal_safe(v) for k, v in value.items())
-    if isinstance(value, list):
-        return all(_marshal_safe(v) for v in value)
-    return type(value) in (str, int, float, bool)
 
 
 @functools.cache
 def _schema() -> dict[str, Any]:
-    from memwarden.cachedir import json_loads
-
-    return json_loads(_schema_text())  # type: ignore[no-any-return]
+    return json.loads(_schema_text())  # type: ignore[no-any-return]
 
 
 @functools.cache
 def _schema_text() -> str:
-    return packdata.read_text("memwarden", "schemas", "config.schema.json")
+    return (resources.files("memwarden") / "schemas" / "config.schema.json").read_text("utf-8")
 
 
 def canonical(value: Any) -> str:
@@ -284,6 +253,9 @@ def validate_config_data(user: Mapping[str, Any], label: str = CONFIG_NAME) -> N
                 pass
         except OSError:
             pass  # only a cache: validation works without it
+        from memwarden.cachedir import prune
+
+        prune(os.path.dirname(marker), "config-valid-")
 
 
 def _valid_marker(user: Mapping[str, Any]) -> str | None:

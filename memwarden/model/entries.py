@@ -7,12 +7,11 @@ HTML comments are content, never entries. Canonical writers live with apply.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import re
 import unicodedata
 from collections.abc import Iterable, Iterator
-
-from memwarden.records import FrozenRecord, Record
 
 # ATX heading (CommonMark): up to 3 spaces, 1-6 '#', then space or end; an optional
 # closing run of '#' must be preceded by a space ("## C#" keeps its '#').
@@ -59,20 +58,15 @@ def body_start(lines: list[str], scan: int = 2000) -> int:
             return i + 1
     return 0
 
-class Problem(FrozenRecord):
-    """A problem the parser found (plain classes here: importing `dataclasses` costs a
-    one-file hook run ~5 ms)."""
+@dataclasses.dataclass(frozen=True, slots=True)
+class Problem:
+    """A problem the parser found."""
 
-    __slots__ = ("line", "col", "message", "snippet", "severity")
     line: int
     col: int
     message: str
     snippet: str
-    severity: str
-
-    def __init__(self, line: int, col: int, message: str, snippet: str,
-                 severity: str = "error") -> None:
-        super().__init__(line, col, message, snippet, severity)
+    severity: str = "error"
 
 
 _DATE_RE = re.compile(r"\d{4}-\d{2}-\d{2}")
@@ -122,16 +116,13 @@ def short_id(text: str) -> str:
     return known
 
 
-class Fact(Record):
-    __slots__ = ("text", "section", "line", "end_line", "date")
-
-    def __init__(self, text: str, section: str, line: int, end_line: int,
-                 date: str | None = None) -> None:
-        self.text = text
-        self.section = section
-        self.line = line  # 1-based
-        self.end_line = end_line
-        self.date = date
+@dataclasses.dataclass(slots=True)
+class Fact:
+    text: str
+    section: str
+    line: int  # 1-based
+    end_line: int
+    date: str | None = None
 
     @property
     def id(self) -> str:
@@ -143,37 +134,28 @@ class Fact(Record):
         return self.section.strip().split(" (")[0].casefold() in DEPRECATED_SECTIONS
 
 
-class Loop(Record):
-    __slots__ = ("id", "text", "closed", "section", "line", "priority", "opened", "closed_on",
-                 "run", "resolution", "explicit_id")
-
-    def __init__(self, id: str, text: str, closed: bool, section: str, line: int,  # noqa: A002
-                 priority: str = "normal", opened: str | None = None,
-                 closed_on: str | None = None, run: str | None = None,
-                 resolution: str | None = None, explicit_id: bool = False) -> None:
-        self.id = id
-        self.text = text
-        self.closed = closed
-        self.section = section
-        self.line = line
-        self.priority = priority
-        self.opened = opened
-        self.closed_on = closed_on
-        self.run = run
-        self.resolution = resolution
-        self.explicit_id = explicit_id
+@dataclasses.dataclass(slots=True)
+class Loop:
+    id: str
+    text: str
+    closed: bool
+    section: str
+    line: int
+    priority: str = "normal"
+    opened: str | None = None
+    closed_on: str | None = None
+    run: str | None = None
+    resolution: str | None = None
+    explicit_id: bool = False
 
 
-class Decision(Record):
-    __slots__ = ("date", "title", "line", "end_line", "fields")
-
-    def __init__(self, date: str, title: str, line: int, end_line: int,
-                 fields: dict[str, str] | None = None) -> None:
-        self.date = date
-        self.title = title
-        self.line = line
-        self.end_line = end_line
-        self.fields = {} if fields is None else fields
+@dataclasses.dataclass(slots=True)
+class Decision:
+    date: str
+    title: str
+    line: int
+    end_line: int
+    fields: dict[str, str] = dataclasses.field(default_factory=dict)
 
 
 def _section_name(heading: str | None) -> str:

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 from collections.abc import Iterable
 from typing import Any
-
-from memwarden.records import FrozenRecord
 
 ERROR = "error"
 WARNING = "warning"
@@ -17,57 +16,23 @@ def fingerprint(text: str) -> str:
     return "sha256:" + hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
-class Finding(FrozenRecord):
-    """One finding. A plain frozen value (equal, hashed and ordered by its fields, as the
-    frozen dataclass it was): building a dataclass class means importing `dataclasses` and
-    `inspect`, ~5 ms of a one-file hook run."""
+@dataclasses.dataclass(frozen=True, slots=True, order=True)
+class Finding:
+    """One finding: a frozen value, equal, hashed and ordered by its fields."""
 
-    __slots__ = ("path", "line", "col", "rule", "severity", "message", "fingerprint", "hint",
-                 "waived")
     path: str
     line: int
     col: int
     rule: str
     severity: str
     message: str
-    fingerprint: str
-    hint: str
-    waived: bool
-
-    def __init__(self, path: str, line: int, col: int, rule: str, severity: str, message: str,
-                 fingerprint: str = "", hint: str = "", waived: bool = False) -> None:
-        super().__init__(path, line, col, rule, severity, message, fingerprint, hint, waived)
-
-    def __lt__(self, other: object) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return self._values() < other._values()  # type: ignore[attr-defined, no-any-return]
-
-    # The rest of the order, as functools.total_ordering would derive it (functools costs
-    # a one-file hook run ~2.5 ms with collections).
-    def __le__(self, other: object) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return self._values() <= other._values()  # type: ignore[attr-defined, no-any-return]
-
-    def __gt__(self, other: object) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return self._values() > other._values()  # type: ignore[attr-defined, no-any-return]
-
-    def __ge__(self, other: object) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return self._values() >= other._values()  # type: ignore[attr-defined, no-any-return]
+    fingerprint: str = ""
+    hint: str = ""
+    waived: bool = False
 
     def replace(self, **changes: Any) -> Finding:
-        """A copy with some fields changed (what dataclasses.replace gave)."""
-        values = {k: getattr(self, k) for k in self.__slots__}
-        unknown = set(changes) - values.keys()
-        if unknown:
-            raise TypeError(f"Finding has no field(s) {', '.join(sorted(unknown))}")
-        values.update(changes)
-        return Finding(**values)
+        """A copy with some fields changed."""
+        return dataclasses.replace(self, **changes)
 
     def to_json(self) -> dict[str, Any]:
         return {

@@ -6,10 +6,9 @@ committed tree, bare repo) classifies files the same way.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import re
-
-from memwarden.records import FrozenRecord
 
 # Validation patterns end with \Z, never $ ($ also matches before a final newline, so
 # "run_1\n" would pass as an id and split a trailer or an entry line in two).
@@ -32,19 +31,15 @@ GOVERNED_PREFIXES = ("memory/", "agents/", "logic/")
 GOVERNED_FILES = ("registry.json", "memwarden.toml")
 
 
-class FileInfo(FrozenRecord):
-    """What a path is in the memory layout (a frozen value; see memwarden/records.py)."""
+@dataclasses.dataclass(frozen=True, slots=True)
+class FileInfo:
+    """What a path is in the memory layout."""
 
-    __slots__ = ("path", "area", "kind", "agent", "layer")
     path: str
     area: str  # memory | agents | logic | registry | config
     kind: str
-    agent: str | None
-    layer: int | None
-
-    def __init__(self, path: str, area: str, kind: str, agent: str | None = None,
-                 layer: int | None = None) -> None:
-        super().__init__(path, area, kind, agent, layer)
+    agent: str | None = None
+    layer: int | None = None
 
     @property
     def is_markdown(self) -> bool:

@@ -8,13 +8,13 @@ keys) so a YAML bomb costs microseconds, not gigabytes.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import re
 import sys
 from typing import Any
 
 from memwarden.model.layout import FileInfo
-from memwarden.records import Record
 
 MAX_FRONTMATTER_BYTES = 64 * 1024
 MAX_YAML_DEPTH = 20
@@ -30,30 +30,23 @@ _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 Path = tuple[str | int, ...]
 
 
-class FrontMatter(Record):
+@dataclasses.dataclass(slots=True)
+class FrontMatter:
     """Parsed frontmatter: the mapping, where each key sits, and any error.
 
     `key_lines` maps each top-level key to its file line; `positions` maps the path of
     every key or sequence item at any depth (("triggers", "cron"), ("tools", 0)) to its
     file (line, column), so schema errors can point at the offending value.
-    (A plain class: a dataclass costs a one-file hook run its creation at import.)
     """
 
-    __slots__ = ("data", "start_line", "end_line", "key_lines", "error", "error_line", "raw",
-                 "positions")
-
-    def __init__(self, data: dict[str, Any] | None, start_line: int, end_line: int,
-                 key_lines: dict[str, int] | None = None, error: str | None = None,
-                 error_line: int = 1, raw: str = "",
-                 positions: dict[Path, tuple[int, int]] | None = None) -> None:
-        self.data = data
-        self.start_line = start_line  # line of the opening ---
-        self.end_line = end_line  # line of the closing --- (or last line when unclosed)
-        self.key_lines = {} if key_lines is None else key_lines
-        self.error = error
-        self.error_line = error_line
-        self.raw = raw
-        self.positions = {} if positions is None else positions
+    data: dict[str, Any] | None
+    start_line: int  # line of the opening ---
+    end_line: int  # line of the closing --- (or last line when unclosed)
+    key_lines: dict[str, int] = dataclasses.field(default_factory=dict)
+    error: str | None = None
+    error_line: int = 1
+    raw: str = ""
+    positions: dict[Path, tuple[int, int]] = dataclasses.field(default_factory=dict)
 
     def position(self, path: Path) -> tuple[int, int]:
         """File (line, col) of the deepest known prefix of `path` (the opening --- else)."""
@@ -209,19 +202,15 @@ class YamlProblem(Exception):
         self.line = line  # 1-based within the YAML text (plus any line_offset)
 
 
-class YamlDoc(Record):
+@dataclasses.dataclass(slots=True)
+class YamlDoc:
     """A parsed YAML document with the (line, col) of its keys (1-based, plus line_offset)."""
 
-    __slots__ = ("value", "key_lines", "positions", "odd_keys")
-
-    def __init__(self, value: Any, key_lines: dict[str, int],
-                 positions: dict[Path, tuple[int, int]],
-                 odd_keys: list[tuple[str, str, int]]) -> None:
-        self.value = value
-        self.key_lines = key_lines
-        self.positions = positions
-        # Top-level keys YAML did not read as text: (source text, type name, line).
-        self.odd_keys = odd_keys
+    value: Any
+    key_lines: dict[str, int]
+    positions: dict[Path, tuple[int, int]]
+    # Top-level keys YAML did not read as text: (source text, type name, line).
+    odd_keys: list[tuple[str, str, int]]
 
 
 _MERGE_TAG = "tag:yaml.org,2002:merge"

@@ -5,22 +5,22 @@ the sha256 that tiktoken itself expects before they are used; nothing is ever do
 and nothing is ever approximated. Counts are cached by (git blob id, encoding) in
 `<git dir>/memwarden/`, so an unchanged file is never tokenized twice; a cache that does
 not parse is rebuilt, never trusted. A process that counts little (a pre-commit hook, a
-gate) counts with tiktoken's own pattern and merge rule in Python (memwarden/bpe.py, proven
+gate) counts with tiktoken's own pattern and merge rule in Python (bpe.py, proven
 token-for-token equal) instead of paying ~0.1 s to build tiktoken's encoder.
 """
 
 from __future__ import annotations
 
-import _thread
 import hashlib
-import marshal
 import os
 import re
+import threading
 from collections.abc import Iterable
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from memwarden import packdata
+from memwarden.cachedir import read_sealed, user_cache_dir, write_sealed
 from memwarden.model.errors import EncodingUnavailable
 
 # The official sha256 of each rank file (tiktoken_ext/openai_public.py).
@@ -30,33 +30,25 @@ OFFICIAL_SHA256 = {
 }
 
 MAX_CACHED_COUNTS = 200_000
-_lock = _thread.allocate_lock()  # threading costs a one-file hook ~1 ms
+_lock = threading.Lock()
 _encoders: dict[str, Any] = {}
 _pure: dict[str, Any] = {}
 _verified: set[str] = set()  # rank files whose checksum this process has checked
 _pure_chars = 0
-# Characters a process counts in pure Python before it builds tiktoken's encoder instead.
-# Measured break-even on varied real text (Ukrainian docs and Python source, few repeats):
-# ~130K characters for cl100k_base, ~300K for o200k_base (its encoder takes twice as long to
-# build); on memory files, which repeat their words, far more. A one-file hook stays below.
+# Characters a process counts in pure Python before it builds tiktoken's encoder instead:
+# about where building the encoder (0.1-0.2 s) becomes the cheaper way on.
 PURE_BUDGET = {"cl100k_base": 128 * 1024, "o200k_base": 256 * 1024}
 
 
-def _rank_path(name: str) -> str | None:
-    """The rank file's path on disk (None when memwarden is imported from a zip)."""
-    override = os.environ.get("MEMWARDEN_ENCODINGS_DIR")
-    if override:
-        return os.path.join(override, f"{name}.tiktoken")
-    return packdata.path("memwarden.tokens", "encodings", f"{name}.tiktoken")
-
-
 def _rank_file(name: str) -> bytes:
-    path = _rank_path(name)
+    """The shipped rank file's bytes ($MEMWARDEN_ENCODINGS_DIR overrides the folder)."""
+    override = os.environ.get("MEMWARDEN_ENCODINGS_DIR")
     try:
-        if path is not None:
-            with open(path, "rb") as fh:
+        if override:
+            with open(os.path.join(override, f"{name}.tiktoken"), "rb") as fh:
                 return fh.read()
-        return packdata.read_bytes("memwarden.tokens", "encodings", f"{name}.tiktoken")
+        return (resources.files("memwarden.tokens") / "encodings"
+                / f"{name}.tiktoken").read_bytes()
     except OSError as exc:
         raise EncodingUnavailable(
             f"encoding {name!r}: rank file not found ({exc.strerror}); memwarden ships "
@@ -64,69 +56,53 @@ def _rank_file(name: str) -> bytes:
         ) from None
 
 
-def _load_ranks(name: str, expected_hash: str | None) -> dict[bytes, int]:
+def _verify_rank_file(name: str) -> bytes:
+    """The rank file's bytes, refused unless their sha256 is the official one."""
     data = _rank_file(name)
     digest = hashlib.sha256(data).hexdigest()
+    official = OFFICIAL_SHA256[name]
+    if digest != official:
+        raise EncodingUnavailable(
+            f"encoding {name!r}: rank file sha256 {digest} does not match the official "
+            f"{official}; refusing to count with a modified vocabulary"
+        )
+    _verified.add(name)
+    return data
+
+
+def _cache_path(name: str) -> str | None:
+    root = user_cache_dir()
+    return os.path.join(root, f"ranks-{OFFICIAL_SHA256[name][:16]}.marshal") if root else None
+
+
+def _cached(name: str) -> tuple[str, dict[bytes, int]] | None:
+    """(pattern, ranks) of `name` from the user cache: tiktoken's pattern and the parsed
+    verified ranks (marshal reads them ~5x faster than parsing the rank file). Callers
+    have verified the rank file first, so the cache serves only an official, present file."""
+    path = _cache_path(name)
+    found = read_sealed(path, ("ranks", OFFICIAL_SHA256[name])) if path else None
+    if isinstance(found, tuple) and len(found) == 2 and isinstance(found[1], dict):
+        return found
+    return None
+
+
+def _load_ranks(name: str, expected_hash: str | None) -> dict[bytes, int]:
     official = OFFICIAL_SHA256[name]
     if expected_hash is not None and expected_hash != official:
         raise EncodingUnavailable(
             f"encoding {name!r}: tiktoken expects sha256 {expected_hash}, memwarden knows "
             f"{official}; this tiktoken version is not supported"
         )
-    if digest != official:
-        raise EncodingUnavailable(
-            f"encoding {name!r}: rank file sha256 {digest} does not match the official "
-            f"{official}; refusing to count with a modified vocabulary"
-        )
-    cached = _read_parsed(official)
-    if cached is not None:
-        return cached
+    data = _verify_rank_file(name)
+    hit = _cached(name)
+    if hit is not None:
+        return hit[1]
     import base64
 
-    ranks = {
+    return {
         base64.b64decode(token): int(rank)
         for token, rank in (line.split() for line in data.splitlines() if line)
     }
-    _write_parsed(official, ranks)
-    return ranks
-
-
-def _parsed_path(official: str) -> str | None:
-    """Where the parsed ranks of a verified rank file are kept (a per-user cache)."""
-    from memwarden.cachedir import user_cache_dir
-
-    root = user_cache_dir()
-    return os.path.join(root, f"ranks-{official[:16]}.marshal") if root is not None else None
-
-
-def _read_parsed(official: str) -> dict[bytes, int] | None:
-    """Parsed ranks (marshal, ~10x faster than parsing base64) if the checksum holds."""
-    path = _parsed_path(official)
-    if path is None:
-        return None
-    try:
-        with open(path, "rb") as fh:
-            blob = fh.read()
-    except OSError:
-        return None
-    digest, payload = blob[:32], blob[32:]
-    if hashlib.sha256(payload).digest() != digest:
-        return None  # corrupt or foreign: rebuilt, never trusted
-    try:
-        ranks = marshal.loads(payload)
-    except (ValueError, EOFError, TypeError):
-        return None
-    return ranks if isinstance(ranks, dict) and len(ranks) > 1000 else None
-
-
-def _write_parsed(official: str, ranks: dict[bytes, int]) -> None:
-    path = _parsed_path(official)
-    if path is None:
-        return
-    from memwarden.cachedir import atomic_write
-
-    payload = marshal.dumps(ranks)
-    atomic_write(path, hashlib.sha256(payload).digest() + payload)  # a cache: may fail
 
 
 def _check_name(name: str) -> None:
@@ -139,7 +115,8 @@ def _check_name(name: str) -> None:
 
 def _spec(name: str) -> dict[str, Any]:
     """tiktoken's own constructor arguments for `name` (pattern, special tokens), with our
-    verified ranks handed in instead of letting it fetch them over the network."""
+    verified ranks handed in instead of letting it fetch them over the network; the
+    pattern and ranks are then kept in the user cache (see _cached)."""
     import tiktoken_ext.openai_public as public
 
     original = public.load_tiktoken_bpe
@@ -148,6 +125,10 @@ def _spec(name: str) -> dict[str, Any]:
         spec: dict[str, Any] = public.ENCODING_CONSTRUCTORS[name]()
     finally:
         public.load_tiktoken_bpe = original
+    path = _cache_path(name)
+    if path is not None and _cached(name) is None:
+        write_sealed(path, ("ranks", OFFICIAL_SHA256[name]),
+                     (spec["pat_str"], spec["mergeable_ranks"]), keep=len(OFFICIAL_SHA256))
     return spec
 
 
@@ -168,147 +149,81 @@ def get_encoder(name: str) -> Any:
 _LENGTHS: dict[str, tuple[Any, Any]] = {}  # name -> (the encoder, its length function)
 
 
+# tiktoken's merge is superlinear in the length of one piece of its pre-split (a 1 MB run
+# of one letter is one piece), so a piece longer than this is counted as one token per
+# byte: an upper bound (every token is at least one byte), never an under-count, so a
+# HARD limit fails closed. Shorter pieces, and so every ordinary text, count exactly.
+MAX_PIECE_CHARS = 128 * 1024
+
+
 def token_length(name: str) -> Any:
     """A function text -> len(encoding.encode_ordinary(text)) that does not build the list
-    of token ids: tiktoken's Rust encoder hands back its u32 buffer (the call behind
-    `encode_to_numpy`, with no special tokens allowed: `encode_ordinary`'s semantics), which
-    saves 15-30% of counting time. Falls back to `encode_ordinary` when a tiktoken version
-    lacks that call; tests/test_tokens.py checks the two agree."""
+    of token ids (tiktoken's u32 buffer: `encode_ordinary`'s semantics, 15-30% faster),
+    except that a piece longer than MAX_PIECE_CHARS counts its UTF-8 bytes."""
     enc = get_encoder(name)
     known = _LENGTHS.get(name)
     if known is not None and known[0] is enc:
         return known[1]
-    core = getattr(enc, "_core_bpe", None)
-    raw = getattr(core, "encode_to_tiktoken_buffer", None)
-    if raw is None:
-        def fn(text: str) -> int:
-            return len(enc.encode_ordinary(text))
-    else:
-        none: set[str] = set()
+    core = enc._core_bpe
+    none: set[str] = set()
+    split: list[Any] = []
 
-        def fn(text: str) -> int:
-            try:
-                return memoryview(raw(text, none)).nbytes // 4
-            except UnicodeEncodeError:  # lone surrogates: tiktoken's own fix-up path
-                return len(enc.encode_ordinary(text))
+    def exact(text: str) -> int:
+        try:
+            return memoryview(core.encode_to_tiktoken_buffer(text, none)).nbytes // 4
+        except UnicodeEncodeError:  # lone surrogates: tiktoken's own fix-up path
+            return len(enc.encode_ordinary(text))
+
+    def fn(text: str) -> int:
+        if len(text) <= MAX_PIECE_CHARS:
+            return exact(text)
+        from memwarden.tokens.bpe import _clean
+
+        if not split:
+            import regex
+
+            split.append(regex.compile(enc._pat_str).findall)
+        pieces = split[0](_clean(text))
+        if max(map(len, pieces)) <= MAX_PIECE_CHARS:
+            return exact(text)
+        ranks = enc._mergeable_ranks
+        total = 0
+        for piece in pieces:
+            raw = piece.encode("utf-8")
+            if len(piece) > MAX_PIECE_CHARS:
+                total += len(raw)
+            else:
+                total += 1 if raw in ranks else len(core.encode_single_piece(raw))
+        return total
+
     _LENGTHS[name] = (enc, fn)
     return fn
 
 
-VERIFIED_MAGIC = b"MWVRF\x01\x00\x00"
-
-
-def _identity(path: str | None) -> tuple[int, ...] | None:
-    """The file's identity (cachedir.file_identity), or None when it cannot be read."""
-    if path is None:
-        return None
-    from memwarden.cachedir import file_identity
-
-    try:
-        return file_identity(os.stat(path))
-    except OSError:
-        return None
-
-
-_memo_read: dict[str | None, tuple[str | None, dict[str, tuple[object, ...]]]] = {}
-
-
-def _verified_memo() -> tuple[str | None, dict[str, tuple[object, ...]]]:
-    """The per-user record of checked files (read once per process and cache folder):
-    rank files whose sha256 matched, path -> (sha256, *identity), and BPE tables whose
-    crc32 matched, path -> ("table", *identity)."""
-    from memwarden.cachedir import read_sealed, user_cache_dir
-
-    root = user_cache_dir()
-    found = _memo_read.get(root)
-    if found is None:
-        if root is None:
-            found = (None, {})
-        else:
-            path = os.path.join(root, "verified-ranks.marshal")
-            memo = read_sealed(path, VERIFIED_MAGIC)
-            found = (path, memo if isinstance(memo, dict) else {})
-        _memo_read[root] = found
-    return found
-
-
-def _remember_verified(key: str, value: tuple[object, ...]) -> None:
-    memo_path, memo = _verified_memo()
-    if memo_path is not None and memo.get(key) != value:
-        from memwarden.cachedir import write_sealed
-
-        memo[key] = value
-        for gone in [k for k in memo if not os.path.exists(k)]:  # removed installs
-            del memo[gone]
-        write_sealed(memo_path, VERIFIED_MAGIC, memo)  # a cache: may fail
-
-
-def _verify_rank_file(name: str) -> None:
-    """The checks `_load_ranks` makes, for a path that does not need the ranks themselves
-    (once per process and encoding). Hashing the 1.7-3.6 MB file took ~2 ms plus ~3 ms to
-    load OpenSSL on every one-file hook run, so a file whose identity (see `_identity`) is
-    the one it had when its sha256 last matched is not hashed again."""
-    if name in _verified:
-        return
-    official = OFFICIAL_SHA256[name]
-    where = _rank_path(name)
-    ident = _identity(where)
-    memo = _verified_memo()[1] if ident is not None else {}
-    if ident is not None and memo.get(where or "") == (official, *ident):
-        _verified.add(name)
-        return
-    digest = hashlib.sha256(_rank_file(name)).hexdigest()
-    if digest != official:
-        raise EncodingUnavailable(
-            f"encoding {name!r}: rank file sha256 {digest} does not match the official "
-            f"{official}; refusing to count with a modified vocabulary"
-        )
-    _verified.add(name)
-    if where is not None and ident is not None:
-        _remember_verified(where, (official, *ident))
-
-
 def _pure_counter(name: str) -> Any:
-    """The pure-Python counter of `name` (memwarden/bpe.py) over the cached rank table,
-    built from tiktoken's own pattern and the verified ranks the first time."""
+    """The pure-Python counter of `name` (bpe.py) over tiktoken's pattern and the verified
+    ranks, from the user cache when they are there (no tiktoken import then)."""
     with _lock:
         pure = _pure.get(name)
         if pure is not None:
             return pure
         _check_name(name)
-        from memwarden.cachedir import user_cache_dir
-        from memwarden.tokens import bpe
+        from memwarden.tokens.bpe import PureBPE
 
-        root = user_cache_dir()
-        path = bpe.table_path(root, OFFICIAL_SHA256[name]) if root is not None else None
-        table = None
-        if path is not None:
-            known = _verified_memo()[1].get(path)
-            table = bpe.read_table(path, tuple(known[1:]) if known and known[0] == "table"
-                                   else None)
-            if table is not None and table.identity is not None:
-                _remember_verified(path, ("table", *table.identity))
-        from memwarden.tokens.splitpattern import splitter
-
-        if table is not None:
-            _verify_rank_file(name)  # the table was made from it: it must still be there
-            pure = bpe.PureBPE(table.pattern, table.get, splitter(table.pattern, root))
-        else:
+        _verify_rank_file(name)
+        hit = _cached(name)
+        if hit is None:
             spec = _spec(name)
-            ranks = spec["mergeable_ranks"]
-            if path is not None:
-                bpe.write_table(path, spec["pat_str"], ranks)
-            pure = bpe.PureBPE(spec["pat_str"], ranks.get, splitter(spec["pat_str"], root))
-        _pure[name] = pure
+            hit = spec["pat_str"], spec["mergeable_ranks"]
+        pure = _pure[name] = PureBPE(*hit)
         return pure
 
 
 def verify_encoding(name: str) -> None:
     """Fail now, with a clear error, if `name` cannot be counted: the checks of
-    `get_encoder` without building anything (~1 ms), so a one-file check can verify before
-    its work and then count in Python (or not at all, when its counts are cached)."""
+    `get_encoder` without building anything, so a check can verify before its work."""
     with _lock:
-        if name in _encoders:
+        if name in _encoders or name in _verified:
             return
         _check_name(name)
         _verify_rank_file(name)
@@ -361,47 +276,31 @@ def count_text(text: str, encoding: str) -> int:
 
 
 def _count(text: str, encoding: str) -> int:
-    """Exact count: tiktoken's encoder once it is built, else the pure-Python merge
-    (memwarden/bpe.py, proven equal) until this process has counted PURE_BUDGET characters
-    that way; past that, building the encoder (0.1-0.2 s once) is the cheaper way on."""
+    """Exact count (see MAX_PIECE_CHARS): tiktoken's encoder once it is built, else the
+    pure-Python merge (bpe.py, proven equal) until this process has counted PURE_BUDGET
+    characters that way or meets a long piece; past that, building the encoder (0.1-0.2 s
+    once) is the cheaper way on."""
     global _pure_chars
     enc = _encoders.get(encoding)
     if enc is None and _pure_chars + len(text) <= PURE_BUDGET.get(encoding, 0):
-        _pure_chars += len(text)
-        return int(_pure_counter(encoding).count(text))
-    return token_length(encoding)(text)
-
-
-COUNTS_MAGIC = b"MWTOK\x01\x00\x00"
+        n = _pure_counter(encoding).count(text)
+        if n is not None:
+            _pure_chars += len(text)
+            return int(n)
+    return int(token_length(encoding)(text))
 
 
 def read_counts(path: str | Path) -> dict[str, int]:
-    """The counts stored at `path` (magic, sha256, marshal); {} when missing or not intact:
-    a corrupt cache is rebuilt, never trusted. marshal reads ~3x faster than JSON."""
-    try:
-        with open(path, "rb") as fh:
-            data = fh.read()
-    except OSError:
-        return {}
-    payload = memoryview(data)[40:]
-    if data[:8] != COUNTS_MAGIC or hashlib.sha256(payload).digest() != data[8:40]:
-        return {}
-    try:
-        counts = marshal.loads(payload)
-    except (ValueError, EOFError, TypeError):
-        return {}
+    """The counts stored at `path`; {} when missing or not intact (rebuilt, never trusted)."""
+    counts = read_sealed(path, ("tokens", 1))
     return counts if isinstance(counts, dict) else {}
 
 
 def write_counts(path: str | Path, counts: dict[str, int]) -> bool:
     """Store `counts` atomically; False when it cannot be written (it is only a cache)."""
-    from memwarden.cachedir import atomic_write
-
-    payload = marshal.dumps(counts)
-    return atomic_write(path, COUNTS_MAGIC + hashlib.sha256(payload).digest() + payload)
+    return write_sealed(path, ("tokens", 1), counts)
 
 
-PARTS_MAGIC = b"MWPRT\x01\x00\x00"
 PARTS_MAX_CHARS = 256 * 1024  # a few Layer 1 files' worth: the files a hook run checks
 
 
@@ -414,9 +313,9 @@ class PartCounts:
     repository's cache folder) the counts are kept in one small file there, so only new
     parts are counted (~5 ms of BPE merges for a 23 KB Layer 1 file saved per run).
 
-    The file is keyed by encoding, its official sha256 and memwarden's version, and sealed
-    with a crc32 (a cache, like the BPE table: a torn or damaged file reads as empty). It
-    keeps the parts this process used, then older ones, up to PARTS_MAX_CHARS."""
+    The file is tagged with the encoding, its official sha256 and memwarden's version (a
+    file tagged otherwise, torn or damaged reads as empty). It keeps the parts this process
+    used, then older ones, up to PARTS_MAX_CHARS."""
 
     def __init__(self, encoding: str, folder: str | Path | None = None,
                  encoder: bool = False) -> None:
@@ -428,20 +327,15 @@ class PartCounts:
         self._used: dict[str, int] = {}
         self._added = False
 
-    def _key(self) -> tuple[str, str, str]:
+    def _tag(self) -> tuple[str, str, str, str]:
         from memwarden.version import __version__
 
-        return (self.encoding, OFFICIAL_SHA256.get(self.encoding, ""), __version__)
+        return ("parts", self.encoding, OFFICIAL_SHA256.get(self.encoding, ""), __version__)
 
     def _load(self) -> dict[str, int]:
         if self._old is None:
-            from memwarden.cachedir import read_sealed
-
-            self._old = {}
-            raw = read_sealed(self.path, PARTS_MAGIC)  # type: ignore[arg-type]
-            if (isinstance(raw, tuple) and len(raw) == 2 and raw[0] == self._key()
-                    and isinstance(raw[1], dict)):
-                self._old = raw[1]
+            raw = read_sealed(self.path, self._tag())  # type: ignore[arg-type]
+            self._old = raw if isinstance(raw, dict) else {}
         return self._old
 
     def __call__(self, text: str) -> int:
@@ -481,9 +375,7 @@ class PartCounts:
             if part not in keep:
                 keep[part] = n
                 size += len(part)
-        from memwarden.cachedir import write_sealed
-
-        if write_sealed(self.path, PARTS_MAGIC, (self._key(), keep)):
+        if write_sealed(self.path, self._tag(), keep):
             self._added = False
 
 

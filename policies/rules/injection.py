@@ -48,20 +48,20 @@ to compile. Both ways find exactly the same triggers (tests/test_injection_fast.
 from __future__ import annotations
 
 import binascii
+import collections
 import functools
 import hashlib
 import os
 import re
 import unicodedata
 from collections.abc import Callable, Iterable, Iterator
+from importlib import resources
 from typing import Any, TypeAlias
 
-from memwarden import packdata
 from memwarden.model.findings import ERROR, WARNING, Finding, make
 from memwarden.model.memfile import MemFile
 from memwarden.policies.registry import rule
 from memwarden.policies.rulecontext import FileContext
-from memwarden.records import tuple_record
 
 # Every governed kind except `config` (see the module docstring).
 SCANNED_KINDS = frozenset({
@@ -106,11 +106,9 @@ def _lazy(name: str, pattern: str, flags: int = 0) -> re.Pattern[str]:
 _LINK_DEF = _lazy("_LINK_DEF", r":\s*(?:[a-z][a-z0-9+.-]*:|/|#|<)")
 
 
-class Hit(tuple_record("Hit", "rule severity start end message snippet")):
+class Hit(collections.namedtuple("Hit", "rule severity start end message snippet")):
     """One marker: which rule (str), its severity (str), where (start and end offsets into
-    the scanned text), why (message) and the text (snippet). Named tuples (see
-    memwarden.records.tuple_record) rather than dataclasses or typing.NamedTuple: a
-    dataclass costs ~0.6 ms to define and `typing` ~5 ms to import, paid by every hook run."""
+    the scanned text), why (message) and the text (snippet)."""
 
     __slots__ = ()
 
@@ -142,12 +140,10 @@ def _tables() -> dict[str, Any]:
 
     texts: list[str] | None = None
     try:
-        files = [packdata.path("memwarden.policies", "pack", "markers", name)
-                 for name in _MARKER_FILES]
-        basis = repr([__version__] + [(f, file_identity(os.stat(f))) for f in files if f])
-        if None in files:
-            raise OSError("not in a folder")
-    except OSError:
+        folder = resources.files("memwarden.policies") / "pack" / "markers"
+        files = [os.fspath(folder / name) for name in _MARKER_FILES]  # type: ignore[call-overload]
+        basis = repr([__version__] + [(f, file_identity(os.stat(f))) for f in files])
+    except (OSError, TypeError):  # TypeError: not in a folder (a zip)
         texts = _marker_texts()
         basis = "\0".join([__version__, *texts])
     key = hashlib.sha256(basis.encode("utf-8", "surrogateescape")).hexdigest()[:32]
@@ -177,8 +173,8 @@ def _prune(folder: str, prefix: str, keep: int) -> None:
 
 
 def _marker_texts() -> list[str]:
-    return [packdata.read_text("memwarden.policies", "pack", "markers", name)
-            for name in _MARKER_FILES]
+    folder = resources.files("memwarden.policies") / "pack" / "markers"
+    return [(folder / name).read_text(encoding="utf-8") for name in _MARKER_FILES]
 
 
 def _build_tables(texts: list[str]) -> dict[str, Any]:
@@ -313,7 +309,7 @@ class _Combined:
         return self._regex
 
 
-class _Action(tuple_record("_Action", "phrases role react")):
+class _Action(collections.namedtuple("_Action", "phrases role react")):
     """What a trigger hit asks for: phrases to match (a _Combined or None), a role-label
     check (bool) or a ReAct check (bool)."""
 
@@ -345,7 +341,7 @@ def _action_for(trig: str, actions: dict[str, _Action]) -> _Action:
     return act
 
 
-class RoleLabel(tuple_record("RoleLabel", "cls label")):
+class RoleLabel(collections.namedtuple("RoleLabel", "cls label")):
     """A role label and its class: always | strong | label | turn | turncaps."""
 
     __slots__ = ()

@@ -13,7 +13,7 @@ from memwarden.model.findings import ERROR, WARNING, Finding, make
 from memwarden.model.memfile import MemFile
 from memwarden.policies.registry import TREE, rule
 from memwarden.policies.rulecontext import FileContext, TreeContext
-from memwarden.tokens.counter import get_encoder
+from memwarden.tokens.counter import count_text, get_encoder
 
 _HARD_HINTS = {
     "snapshot": "snapshot.md is replace-only: rewrite it shorter (apply rejects, never evicts).",
@@ -24,8 +24,13 @@ _HARD_HINTS = {
 
 
 def crossing_line(mf: MemFile, limit: int, encoding: str) -> int:
-    """The line holding token number limit+1: decode the first limit+1 tokens, count lines."""
-    ids = get_encoder(encoding).encode_ordinary(mf.text or "")[: limit + 1]
+    """The line holding token number limit+1: decode the first limit+1 tokens of a prefix
+    that holds them (found by doubling, so a long file is not encoded whole), count lines."""
+    text = mf.text or ""
+    end = 4 * (limit + 1)
+    while end < len(text) and count_text(text[:end], encoding) <= limit:
+        end *= 2
+    ids = get_encoder(encoding).encode_ordinary(text[:end])[: limit + 1]
     prefix = get_encoder(encoding).decode_bytes(ids)
     return prefix.count(b"\n") + 1
 

@@ -10,13 +10,14 @@ time, never a traceback. MW205 (status transitions) needs a diff and lives with 
 
 from __future__ import annotations
 
+import dataclasses
 import functools
+import json
 import re
 from collections.abc import Callable, Iterable, Iterator
+from importlib import resources
 from typing import TYPE_CHECKING, Any
 
-from memwarden import packdata
-from memwarden.cachedir import json_loads
 from memwarden.model.entries import fact_problems, loop_problems, parse_decisions, valid_date
 from memwarden.model.findings import ERROR, WARNING, Finding, make
 from memwarden.model.layout import DATE_FILE_RE, RUN_DIR_RE, RUN_FILE_RE, timeline_date
@@ -24,7 +25,6 @@ from memwarden.model.memfile import FrontMatter, MemFile
 from memwarden.policies.fastschema import Check, compile_valid
 from memwarden.policies.registry import TREE, rule, tree_part
 from memwarden.policies.rulecontext import FileContext, TreeContext
-from memwarden.records import FrozenRecord
 
 if TYPE_CHECKING:  # jsonschema is heavy to import: only files with schemas pay for it
     from jsonschema import FormatChecker, ValidationError
@@ -56,8 +56,8 @@ def load_schema(name: str) -> dict[str, Any]:
     """A schema of the policy pack by kind (`snapshot`) or file name (`meta.schema.json`)."""
     if not name.endswith(".json"):
         name = f"{name}.schema.json"
-    text = packdata.read_text("memwarden.policies", "pack", "schemas", name)
-    return json_loads(text)  # type: ignore[no-any-return]
+    text = (resources.files("memwarden.policies") / "pack" / "schemas" / name).read_text("utf-8")
+    return json.loads(text)  # type: ignore[no-any-return]
 
 
 _ISO_TIME = re.compile(
@@ -134,15 +134,12 @@ def validator(kind: str) -> Any:
 Path = tuple[str | int, ...]
 
 
-class Issue(FrozenRecord):
+@dataclasses.dataclass(frozen=True, slots=True)
+class Issue:
     """One schema violation, located by its path in the document."""
 
-    __slots__ = ("path", "message")
     path: Path
     message: str
-
-    def __init__(self, path: Path, message: str) -> None:
-        super().__init__(path, message)
 
 
 def key_path(path: Path) -> str:
@@ -225,24 +222,18 @@ _FAST_ANNOTATIONS = frozenset({"$id", "$schema", "description", "title", "defaul
                                "$comment"})
 
 
-class _Checks(FrozenRecord):
+@dataclasses.dataclass(frozen=True, slots=True)
+class _Checks:
     """A pack schema's fast yes-path compiled once (fastschema.compile_valid): the base
     part, each property of a plain object schema, the top-level patternProperties with
     their additionalProperties, and the allOf conditions with their branches (None when
     one is beyond _surely_matches)."""
 
-    __slots__ = ("base", "props", "patterns", "additional", "conditions")
     base: Check
     props: dict[str, Check]
     patterns: tuple[tuple[re.Pattern[str], Check], ...] | None
     additional: Check
     conditions: tuple[tuple[Any, Check, Check], ...] | None
-
-    def __init__(self, base: Check, props: dict[str, Check],
-                 patterns: tuple[tuple[re.Pattern[str], Check], ...] | None,
-                 additional: Check, conditions: tuple[tuple[Any, Check, Check], ...] | None
-                 ) -> None:
-        super().__init__(base, props, patterns, additional, conditions)
 
 
 @functools.cache
@@ -439,14 +430,11 @@ def _bound_text(v: str, value: Any) -> str:
 
 # --------------------------------------------------------------------------- JSON
 
-class JsonProblem(FrozenRecord):
-    __slots__ = ("message", "line", "col")
+@dataclasses.dataclass(frozen=True, slots=True)
+class JsonProblem:
     message: str
     line: int
     col: int
-
-    def __init__(self, message: str, line: int, col: int) -> None:
-        super().__init__(message, line, col)
 
 
 class _DuplicateKey(Exception):
