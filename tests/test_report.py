@@ -398,23 +398,24 @@ def test_unwritable_output_is_exit_2(tmp_path, mw):
 
 @pytest.mark.parametrize("fmt", FORMATS)
 def test_cli_tricky_file_name_every_format(tricky_repo, mw, fmt):
+    """A name with a newline, a comma, a colon, a percent sign and non-ASCII survives every
+    format; the control character in it is itself a finding (MW502) beside MW506."""
     code, out, err = mw(tricky_repo, "check", "--format", fmt)
     assert code == 1 and err == ""
     if fmt == "text":
-        assert out.splitlines()[0].startswith(
-            "memory/a/new\\nline, a:b 100%25 ü.txt:1:1: MW506 not a memory file")
-        assert rules_in(out) == ["MW506"] and len(out.splitlines()) == 2
+        assert "memory/a/new\\nline, a:b 100%25 ü.txt:1:1: MW506 not a memory file" in out
+        assert rules_in(out) == ["MW502", "MW506"] and len(out.splitlines()) == 3
     elif fmt == "github":
-        assert out.startswith("::error file=memory/a/new%0Aline%2C a%3Ab 100%2525 ü.txt,"
-                              "line=1,col=1,title=MW506 unknown-memory-file::not a memory file")
-        assert len(out.splitlines()) == 2
+        assert ("::error file=memory/a/new%0Aline%2C a%3Ab 100%2525 ü.txt,"
+                "line=1,col=1,title=MW506 unknown-memory-file::not a memory file") in out
+        assert len(out.splitlines()) == 3
     elif fmt == "json":
-        (f,) = json.loads(out)["findings"]
+        (f,) = [f for f in json.loads(out)["findings"] if f["rule"] == "MW506"]
         assert f["path"] == TRICKY_NAME and f["fingerprint"] == fingerprint(TRICKY_NAME)
     else:
         doc = json.loads(out)
         assert not list(sarif_validator().iter_errors(doc))
-        (res,) = doc["runs"][0]["results"]
+        (res,) = [r for r in doc["runs"][0]["results"] if r["ruleId"] == "MW506"]
         uri = res["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
         assert uri == "memory/a/new%0Aline%2C%20a%3Ab%20100%2525%20%C3%BC.txt"
         assert unquote_to_bytes(uri).decode("utf-8") == TRICKY_NAME
@@ -438,11 +439,12 @@ def test_cli_non_utf8_file_name_is_a_finding_not_a_traceback(tmp_path, mw):
         code, out, err = mw(root, "check", "--format", fmt)
         assert code == 1 and err == "", fmt
         if fmt == "json":
-            (f,) = json.loads(out)["findings"]
-            assert f["rule"] == "MW506" and f["path"].endswith("bad\udcff.txt")
+            found = json.loads(out)["findings"]
+            assert "MW506" in {f["rule"] for f in found}
+            assert all(f["path"].endswith("bad\udcff.txt") for f in found)
         elif fmt == "sarif":
-            check_sarif(out, [Finding.from_json(json.loads(
-                mw(root, "check", "--format", "json")[1])["findings"][0])])
+            check_sarif(out, [Finding.from_json(f) for f in json.loads(
+                mw(root, "check", "--format", "json")[1])["findings"]])
         else:
             assert "memory/a/bad\\xff.txt" in out
 
