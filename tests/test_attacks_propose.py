@@ -180,6 +180,10 @@ def test_gate_fails_unsafe_paths_under_mw502(repo, mw, path):
 
 
 def test_server_hook_refuses_unsafe_paths(repo, tmp_path):
+    # Owners configured: the hook enforces (without any role it only logs, in testing mode).
+    (repo / "memwarden.toml").write_text('[server]\nowners = ["olga"]\n')
+    git(repo, "add", "memwarden.toml")
+    git(repo, "commit", "-qm", "Configure the server\n\nHuman-Edit: true")
     bare = tmp_path / "remote.git"
     git(tmp_path, "clone", "-q", "--bare", str(repo), str(bare))
     install(bare)
