@@ -16,8 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from memwarden.policies.rules.injection import common, markers, rules, scanner, tables
-from memwarden.policies.rules.injection import scan
+from memwarden.policies.rules.injection import common, markers, rules, scan, scanner, tables
 
 BENCH = Path(__file__).resolve().parent.parent / "bench"
 KINDS = ("facts", "snapshot", common.CONTRACT)

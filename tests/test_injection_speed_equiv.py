@@ -47,8 +47,8 @@ def _reference_collect(scanners: tuple[re.Pattern[str], ...], low: str,
     at_start, after_nl, after_space, after_tab, anchored = scanners
     first = at_start.match(low)
     found = [] if first is None else [first]
-    for scanner in (after_nl, after_space, after_tab):
-        found += scanner.finditer(low)
+    for finder in (after_nl, after_space, after_tab):
+        found += finder.finditer(low)
     found += (m for m in (anchored.match(low, i + 1) for i in breaks) if m is not None)
     return [(m.group("t"), m.start("t")) for m in found]
 
