@@ -71,6 +71,8 @@ from memwarden.policies.rules.injection.markers import (
     _url_suspect,
     _waiver_context,
 )
+from memwarden.policies.rules.injection.signals import signals
+from memwarden.policies.rules.injection.signals import warm as _warm_signals
 from memwarden.policies.rules.injection.tables import (
     _QUOTED_VALUE,
     _ROLE_LEAD,
@@ -111,6 +113,7 @@ def _compile_all() -> None:
     _role_line()
     for proxy in LAZY:
         proxy.compile()
+    _warm_signals()
 
 
 class _Scanner:
@@ -156,6 +159,7 @@ class _Scanner:
         if self.url_marks:
             self._urls()
         self._encoded()
+        self.hits.extend(signals(text, self.low, self.kind, self.hits))
         if self.comments:
             self._classify_comments()
         if not self.hits:
