@@ -506,7 +506,7 @@ def score_attacks(items: list[Attack], carriers: dict[str, list[tuple[str, str]]
 def site_markdown() -> list[tuple[str, str]]:
     """Markdown files shipped inside installed Python packages (this venv and the system)."""
     roots = {Path(p) for p in sys.path if p.endswith(("site-packages", "dist-packages"))}
-    roots |= set(Path("/usr/lib/python3/dist-packages").glob("."))
+    roots |= {p for p in (Path("/usr/lib/python3/dist-packages"),) if p.is_dir()}
     seen, out = set(), []
     for root in sorted(roots):
         for p in sorted(root.rglob("*.md")):

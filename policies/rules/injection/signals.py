@@ -127,6 +127,9 @@ PATTERNS: dict[str, list[tuple[str, str, str]]] = {
          rf"(?:dear|hey|hello|hi|attention|note\s+to|notice\s+to|message\s+to|memo\s+to|"
          rf"instructions?\s+(?:for|to)|to\s+you,)\s+(?:the\s+|my\s+|our\s+)?(?:{_MODEL})\b"),
         ("address", "addresses the model directly",
+         r"\b(?:note|notice|message|instructions?)\s+(?:to|for)\s+(?:the\s+|any\s+)?automated\s+"
+         r"(?:\w+\s+)?(?:software|system|tool|reader|screener|agent|assistant)\b"),
+        ("address", "addresses the model directly",
          rf"\b(?:if|when)\s+you\s+are\s+an?\s+(?:{_MODEL}|automated\s+(?:system|agent|assistant|"
          r"tool|reader|screening))\b"),
         ("address", "addresses the model directly",
@@ -142,8 +145,8 @@ PATTERNS: dict[str, list[tuple[str, str, str]]] = {
          r"\byour\s+(?:new|real|actual|true|only|primary|next|updated)\s+(?:task|goal|objective|"
          r"mission|instructions?|job|priority|purpose)\b"),
         ("task", "gives the model a task before or instead of its own",
-         r"(?m:^)[ \t>*#_-]{0,8}(?:new|urgent|updated|important)\s+(?:task|assignment|"
-         r"objective|mission|directive)\s*(?:\*\*)?\s*[:!]"),
+         r"(?m:^)[ \t>*#_-]{0,8}(?:(?:urgent|important|priority)\s+(?:new\s+)?|new\s+urgent\s+)"
+         r"(?:task|assignment|objective|mission|directive)\b"),
         ("task", "gives the model a task before or instead of its own",
          r"\bstop\s+(?:everything|what\s+you(?:'re|\s+are)\s+doing|all\s+(?:current\s+)?tasks)"),
         ("reply", "dictates the model's replies",
@@ -199,28 +202,34 @@ PATTERNS: dict[str, list[tuple[str, str, str]]] = {
          r"\b(?:stay|remain|staying|remaining|keep|stays)\s+(?:fully\s+|completely\s+|always\s+)?"
          r"in\s+(?:character|role)\b|\bbreak(?:ing)?\s+character\b"),
         ("persona", "reassigns the model's identity",
-         r"\b(?:opposite|developer|dev|evil|god|dan|jailbreak|unrestricted|chaos|debug|"
-         r"anti-?dan|mongo|dude|stan|aim)\s+mode\b"),
+         r"\b(?:opposite|evil|god|dan|jailbreak|unrestricted|chaos|anti-?dan|dude|stan|aim)"
+         r"\s+mode\b|\bdeveloper\s+mode\s+(?:enabled|activated|on|output|response)\b"),
         ("persona", "reassigns the model's identity",
          r"\b(?:two|2|both)\s+(?:different\s+|separate\s+|distinct\s+)?(?:responses|answers|"
          r"replies|paragraphs|outputs)\b[^\n]{0,80}?\b(?:one|first)\b"),
         ("persona", "reassigns the model's identity",
-         r"\b(?:do\s+anything\s+now|\bdan\b\s*(?:[:,.]|which|who|is|can|has)|"
-         r"(?:you\s+are|you're|as)\s+dan\b)"),
+         r"\b(?:do\s+anything\s+now|(?:you\s+are|you're|you’re|as|called|named)\s+dan\b)"),
         ("persona", "reassigns the model's identity",
          r"\b(?:from\s+now\s+on|henceforth|from\s+this\s+(?:moment|point)\s+on),?\s+"
          r"(?:you\s+are|you're|you’re|you\s+will\s+be|you\s+shall\s+be|act\s+as|be)\s+"
          r"(?:an?\s+|the\s+)?[\w'’-]+"),
         ("persona", "reassigns the model's identity",
-         r"\bpretend\s+(?:to\s+be|you\s+are|you're|that\s+you)\b|\broleplay\b|\brole-play\b"),
+         r"\bpretend\s+(?:to\s+be|you\s+are|you're|that\s+you\s+are)\s+(?:an?\s+|the\s+|my\s+)?"
+         r"(?:[\w'’-]+[^\w\n]+){0,2}?(?:ai|assistant|chatbot|model|character|persona|human|"
+         r"person|someone|evil|unrestricted|dan|villain|hacker|criminal|grandma|grandmother)\b"
+         r"|\broleplay\b|\brole-play\b"),
         ("persona", "reassigns the model's identity",
          r"\b(?:free\s+(?:from|of)|without|no|not\s+bound\s+by|unbound\s+by|beyond)\s+"
          r"(?:any\s+|all\s+)?(?:openai|anthropic|ethical|moral)\w*\s*(?:rules|policies|"
          r"guidelines|restrictions|constraints|principles|values)?\b"),
         ("persona", "reassigns the model's identity",
-         r"(?:тепер\s+ти|відтепер\s+ти|отныне\s+ты|теперь\s+ты|с\s+этого\s+момента\s+ты|"
-         r"з\s+цього\s+моменту\s+ти|уяви,?\s+що\s+ти|представь,?\s+что\s+ты|прикинься|"
-         r"притворись|зіграй\s+роль|сыграй\s+роль|грай\s+роль|играй\s+роль)\b"),
+         r"(?:тепер|відтепер|віднині|отныне|теперь|с\s+этого\s+момента|з\s+цього\s+моменту)"
+         r"\s*,?\s+(?:ти|ты|ви|вы)\s+(?:—|–|-\s|є\s|являешься|будешь\s+(?:играть|действовать|"
+         r"вести\s+себя|отвечать\s+как)|будеш\s+(?:грати|діяти|поводитися|відповідати\s+як)|"
+         r"dan\b|(?:бот|ші|ии|асистент|ассистент|модель)\w*\s+без)|(?:уяви|уявіть|представь|"
+         r"представьте),?\s+(?:собі\s+|себе\s+)?(?:що|что)\s+(?:ти|ты|ви|вы)\s+(?:[\w'’-]+"
+         r"[^\w\n]+){0,3}?(?:без|не\s+маєш|не\s+имеешь|dan\b|бот|ші|ии|модель|персонаж|зл\w+)|"
+         r"(?:прикинься|притворись|зіграй\s+роль|сыграй\s+роль|грай\s+роль|играй\s+роль)\b"),
         ("persona", "reassigns the model's identity",
          r"(?:без\s+(?:жодних\s+|каких-либо\s+|всяких\s+)?(?:етичних|этических|моральних|"
          r"моральных)\s+(?:обмежень|ограничений|норм|принципів|принципов))|"
@@ -242,6 +251,10 @@ PATTERNS: dict[str, list[tuple[str, str, str]]] = {
          r"\b(?:print|show|reveal|output|display|repeat|list|dump|leak|disclose|recite|tell|give|"
          r"write|share|paste|provide|return|echo)\b[^\n]{0,60}?\b(?:hidden|system|developer|"
          r"initial|secret)\s+(?:prompt|message|instructions|string)\b"),
+        ("extract", "asks the model for its instructions",
+         r"\byour\s+(?:initial|original|system|hidden|secret|full|exact)\s+(?:prompt|instructions|"
+         r"system\s+message)\b|\b(?:output|print|show|reveal|display|give)\s+(?:me\s+)?(?:your\s+|"
+         r"the\s+)?(?:initiali[sz]ation\s+string|unique\s+id|system\s+prompt)\b"),
         ("extract", "asks the model for its instructions",
          r"\b(?:your|the)\s+(?:\w+\s+)?(?:instructions|prompt|rules|guidelines|directives|"
          r"system\s+prompt|initialization\s+string)\s+(?:verbatim|word\s+(?:for|by)\s+word|"
