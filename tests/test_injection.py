@@ -418,7 +418,11 @@ def test_fast_trigger_scan_equals_naive_scan(bits: list[str], contract: bool) ->
     text = " ".join(bits) if len(bits) % 2 else "".join(bits)
     kind = common.CONTRACT if contract else "facts"
     fast = {h.start for h in scan(text, kind) if h.rule == "MW303"}
-    assert fast == _naive_phrase_starts(text, kind), text
+    naive = _naive_phrase_starts(text, kind)
+    # The marker-list phrases are all found; anything more comes from the broader patterns.
+    broader = {h.start for h in signals.signals(text, text.lower(), kind, [])
+               if h.rule == "MW303"}
+    assert naive <= fast and fast - naive <= broader, text
 
 
 # --------------------------------------------------------------------------- end to end

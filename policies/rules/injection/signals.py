@@ -32,7 +32,16 @@ import re
 from collections.abc import Iterator
 
 from memwarden.model.findings import ERROR, WARNING
-from memwarden.policies.rules.injection.common import CONTRACT, Hit, _line_end, _line_start, _quote
+from memwarden.policies.rules.injection.common import (
+    CONTRACT,
+    Hit,
+    _line_end,
+    _line_start,
+    _quote,
+    lazy_in,
+)
+
+_lazy = lazy_in(globals())
 
 
 # A gap of up to n words (words and the non-words between them alternate: no ambiguity).
@@ -95,10 +104,11 @@ PATTERNS: dict[str, list[tuple[str, str, str]]] = {
          r"(?:decode|decipher|decrypt|unscramble|reverse|rot-?13|base64|translate|convert|"
          r"розкодуй\w*|декодуй\w*|розшифруй\w*|расшифруй\w*|декодируй\w*)"
          r"[^\n]{0,120}?(?:\band\b|\bthen\b|,|;|\bі\b|\bи\b|\bта\b|\bпотім\b|\bзатем\b)[^\w\n]*"
-         r"(?:then\s+)?(?:follow|execute|obey|perform|carry\s+out|act\s+on|comply\s+with|"
-         r"do\s+(?:what|as)|run|виконай\w*|выполни\w*|зроби\w*|сделай\w*)\b"
-         r"(?:[^\w\n]+(?:[\w'’-]+[^\w\n]+){0,3}?(?:it|them|says?|instructions?|"
-         r"decoded|hidden|message|text|command|що|что|написано|сказано|вказано|указано))?"),
+         r"(?:then\s+)?(?:(?:follow|execute|obey|perform|carry\s+out|act\s+on|comply\s+with|do)"
+         r"\s+(?:what\s+(?:it|they|the\s+\w+)\s+(?:says?|tells?\s+you|asks?)|it\b|them\b|"
+         r"its\s+instructions|the\s+(?:decoded|hidden|resulting|embedded)\s+\w+|"
+         r"the\s+instructions?)|(?:виконай|выполни|зроби|сделай)\w*\s+(?:(?:те|то),?\s+)?(?:що|что|це|"
+         r"это|їх|их|інструкці\w*|инструкци\w*))"),
         ("decode", "asks the model to decode hidden text and follow it",
          r"(?:follow|execute|obey|carry\s+out|do\s+what)\s+(?:the\s+)?(?:decoded|hidden|encoded|"
          r"embedded|secret)\s+(?:instructions?|message|text|command|payload)\b"),
@@ -329,6 +339,15 @@ _MESSAGES = {
 }
 
 
+# Reported speech right before a match: a security note describing an attack in prose
+# ("the attacker tried to get the bot to reveal its system prompt") is a fact.
+_REPORTED = _lazy(
+    "_REPORTED",
+    r"(?:tried|attempted|attempts|trying|wanted|asked\s+(?:the\s+|a\s+|our\s+)?(?:bot|model|"
+    r"assistant|agent|ai|it)|get\s+(?:the\s+|a\s+|our\s+)?(?:bot|model|assistant|agent|ai|it))"
+    r"\s+to\s*$|(?:намагався|намагалися|пытался|пытались|просив|просил)\s+[^\n]{0,20}$")
+
+
 @functools.cache
 def _compiled(rule_id: str) -> re.Pattern[str]:
     parts = [f"(?P<p{i}>{pat})" for i, (_, _, pat) in enumerate(PATTERNS[rule_id])]
@@ -368,6 +387,8 @@ def signals(text: str, low: str, kind: str, taken: list[Hit]) -> Iterator[Hit]:
                 continue
             ls = _line_start(low, s)
             if sev == WARNING and ls in err_lines:
+                continue
+            if sev == WARNING and _REPORTED.search(low, max(ls, s - 40), s):
                 continue
             name, what, _ = table[int(m.lastgroup[1:])]  # type: ignore[index]
             phrase = text[s:min(e, _line_end(text, s))]
