@@ -22,6 +22,7 @@ from memwarden.policies.rules.injection import (
     findings_for,
     markers,
     scan,
+    signals,
     tables,
 )
 
