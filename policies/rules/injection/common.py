@@ -90,14 +90,22 @@ def _line_matches(pattern: LinePattern, s: str) -> Iterator[re.Match[str]]:
     yield from after_newline.finditer(s)
 
 
+# How far _line_start and _line_end look: a line longer than this is cut there, so a
+# text of one huge line costs each lookup a bounded time, never a scan of the whole line.
+LINE_REACH = 1024
+
+
 def _line_start(s: str, pos: int) -> int:
-    nl = s.rfind("\n", 0, pos)
-    return max(nl, s.rfind("\r", nl + 1, pos)) + 1
+    lo = max(0, pos - LINE_REACH)
+    nl = s.rfind("\n", lo, pos)
+    start = max(nl, s.rfind("\r", max(nl + 1, lo), pos)) + 1
+    return start if start > 0 or lo == 0 else lo
 
 
 def _line_end(s: str, pos: int) -> int:
-    m = _LINE_BREAK.search(s, pos)
-    return m.start() if m else len(s)
+    hi = min(len(s), pos + LINE_REACH)
+    m = _LINE_BREAK.search(s, pos, hi)
+    return m.start() if m else hi
 
 
 def _quote(s: str, limit: int = 80) -> str:

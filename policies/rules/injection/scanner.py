@@ -92,6 +92,10 @@ from memwarden.policies.rules.injection.tables import (
 
 _lazy = lazy_in(globals())
 
+# Invisible-character runs reported per text at most: a report shows 50 per rule, and a
+# text made of a million joiners must not cost a million reasons.
+INVISIBLE_RUNS_MAX = 1000
+
 
 def warm() -> None:
     """Compile every pattern now. A caller that forks workers should call this first, so the
@@ -138,6 +142,7 @@ class _Scanner:
         self.url_marks: list[int] = []  # offsets of every `://` (see _colon_marks)
         self.blanked = ""  # _blanked(low), made by run()
         self.scheme_words = False  # "script:" or "data:text/html" occurs
+        self.comment_end = 0  # where the last HTML comment found ends
 
     def add(self, rule_id: str, severity: str, start: int, end: int, message: str,
             snippet: str | None = None) -> None:
@@ -283,8 +288,7 @@ class _Scanner:
         ls = _line_start(self.low, pos)
         if self.low[ls:pos].strip(" \t>*-") or not _REACT.match(self.low, pos):
             return
-        end = self.low.find("\n", pos)
-        end = len(self.low) if end < 0 else end
+        end = _line_end(self.low, pos)
         self.add("MW308", ERROR, pos, end,
                  f"ReAct tool call {_quote(self.text[pos:end].strip())} aimed at an agent runtime")
 
@@ -347,11 +351,14 @@ class _Scanner:
         return True
 
     def _tag_end(self, s: int) -> int:
-        e = self.low.find(">", s)
-        return len(self.low) if e < 0 or e - s > SNIPPET_MAX else e + 1
+        e = self.low.find(">", s, s + SNIPPET_MAX + 1)
+        return len(self.low) if e < 0 else e + 1
 
     def _comment(self, s: int) -> None:
+        if s < self.comment_end:
+            return  # an opener inside an earlier comment (or after an unclosed one)
         end = self.low.find("-->", s + 4)
+        self.comment_end = len(self.low) if end < 0 else end + 3
         if end < 0:
             self.add("MW305", ERROR, s, min(len(self.text), s + SNIPPET_MAX),
                      "unclosed HTML comment hides everything after it from rendered views",
@@ -572,12 +579,15 @@ class _Scanner:
         has_rtl = None
         run_start = run_end = -1
         reasons: list[str] = []
+        runs = 0
         for m in _INVISIBLE.finditer(text):
             i = m.start()
             ch = text[i]
             if ch in _UNICODE_SPACES:
                 self.space_breaks.append(i)
                 continue
+            if runs >= INVISIBLE_RUNS_MAX:
+                continue  # far past what a report shows; only the spaces are still needed
             if ch in "\u200e\u200f\u061c":
                 if has_rtl is None:
                     has_rtl = bool(_RTL_LETTER.search(text))
@@ -595,6 +605,7 @@ class _Scanner:
                 continue
             if run_start >= 0:
                 self._invisible_hit(run_start, run_end, reasons)
+                runs += 1
             run_start, run_end, reasons = i, i + 1, [why]
         if run_start >= 0:
             self._invisible_hit(run_start, run_end, reasons)
