@@ -79,32 +79,30 @@ _UK_RU_INSTR = r"(?:інструкці\w*|инструкци\w*|вказівк\w
 PATTERNS: dict[str, list[tuple[str, str, str, str]]] = {
     "MW303": [
         ("override", "asks the model to drop its instructions",
-         "ignor|disregard|forget|overrid|bypass|discard|abandon"
-         "|neglect|set aside|pay no|follow|never|throw|erase|delete"
-         "|clear",
+         "at:ignor|disregard|forget|overrid|bypass|discard|abandon|neglect|set|pay|do|don"
+         "|stop|never|throw|erase|delete|clear",
          rf"{_OVERRIDE_VERB}{_W}{_gap(5)}{_BEFORE}{_W}{_gap(2)}{_INSTR}\b"
          r"(?!\s+(?:for|about|regarding|on\s+how|in\s+the\s+(?:runbook|readme|wiki|docs?|"
          r"documentation|guide|manual|handbook|ticket|issue|file|repo))\b)"),
         ("override", "asks the model to drop its instructions",
-         "ignor|disregard|forget|overrid|bypass|discard|abandon"
-         "|neglect|set aside|pay no|follow|never|throw|erase|delete"
-         "|clear",
+         "at:ignor|disregard|forget|overrid|bypass|discard|abandon|neglect|set|pay|do|don"
+         "|stop|never|throw|erase|delete|clear",
          rf"{_OVERRIDE_VERB}{_W}{_gap(3)}(?:{_INSTR}|messages?|text|content|everything|"
          r"anything|all|said|written)[^\w\n]+(?:above|before\s+this|so\s+far|until\s+now|"
          r"given\s+(?:to\s+you|before|earlier)|you\s+(?:were|have\s+been|'ve\s+been)\s+"
          r"(?:given|told))\b"),
         ("override", "asks the model to drop its instructions",
-         "told|said|given|taught|instructed|learned|learnt",
+         "at:ignore|disregard|forget",
          rf"(?:ignore|disregard|forget){_W}(?:about{_W})?(?:everything|anything|all|what)"
          rf"{_W}(?:that{_W})?(?:you|i|we)(?:{_W}(?:were|was|have\s+been|'ve\s+been|had\s+been|"
          r"have|'ve))?[^\w\n]+(?:told|said|given|taught|instructed|learned|learnt)\b"),
         ("override", "asks the model to drop its instructions",
-         "above|before|prior|previous|preceding|earlier",
+         "at:ignore|disregard|forget",
          rf"(?:ignore|disregard|forget){_W}(?:(?:all|everything|anything|the|that|of|what(?:'s|"
          r"\s+is|\s+was)?|text|written|said|stated)[^\w\n]+){0,3}(?:above|before|prior|previous|"
          r"preceding|earlier)(?=\s*(?:[.,;:!)\"'”\n]|$|and\b|then\b|instead\b|&))"),
         ("override", "asks the model to drop its instructions",
-         "ігнор|забудь|зважай|відкинь|игнор|внимани|отбрось",
+         "at:ігнор|проігнор|забудь|не|відкинь|игнор|проигнор|отбрось",
          r"(?:ігноруй\w*|проігноруй\w*|забудь\w*|не\s+зважай\w*\s+на|відкинь\w*|"
          r"игнорируй\w*|проигнорируй\w*|забудь\w*|не\s+обращай\w*\s+внимани\w+\s+на|отбрось\w*)"
          r"[^\w\n]+(?:[\w'’-]+[^\w\n]+){0,4}?(?:попередн\w+|предыдущ\w+|прежн\w+|"
@@ -112,8 +110,8 @@ PATTERNS: dict[str, list[tuple[str, str, str, str]]] = {
          rf"(?:[\w'’-]+[^\w\n]+){{0,2}}?(?:{_UK_RU_INSTR}|сказане|сказанное|написане|"
          r"написанное|вище|выше)"),
         ("decode", "asks the model to decode hidden text and follow it",
-         "follow|execute|obey|perform|carry|act on|comply|do |викон"
-         "|выполн|зроби|сделай",
+         "at:decode|decipher|decrypt|unscramble|reverse|rot|base64|translate|convert"
+         "|розкодуй|декодуй|розшифруй|расшифруй|декодируй",
          r"(?:decode|decipher|decrypt|unscramble|reverse|rot-?13|base64|translate|convert|"
          r"розкодуй\w*|декодуй\w*|розшифруй\w*|расшифруй\w*|декодируй\w*)"
          r"[^\n]{0,120}?(?:\band\b|\bthen\b|,|;|\bі\b|\bи\b|\bта\b|\bпотім\b|\bзатем\b)[^\w\n]*"
@@ -123,25 +121,30 @@ PATTERNS: dict[str, list[tuple[str, str, str, str]]] = {
          r"the\s+instructions?)|(?:виконай|выполни|зроби|сделай)\w*\s+(?:(?:те|то),?\s+)?(?:що|что|це|"
          r"это|їх|их|інструкці\w*|инструкци\w*))"),
         ("decode", "asks the model to decode hidden text and follow it",
-         "decoded|hidden|encoded|embedded|secret",
+         "at:follow|execute|obey|carry|do",
          r"(?:follow|execute|obey|carry\s+out|do\s+what)\s+(?:the\s+)?(?:decoded|hidden|encoded|"
          r"embedded|secret)\s+(?:instructions?|message|text|command|payload)\b"),
     ],
     "MW301": [
-        ("label", "role label", "(",
+        ("label", "role label",
+         "line:system|developer|admin|assistant|sys",
          r"(?m:^)[ \t>*#-]{0,8}(?:#{1,6}\s*)?\(\s*(?:system|developer|admin|assistant|sys)"
          r"(?:[ _-]?(?:message|prompt|note|instructions?))?\s*\)"),
-        ("label", "role label", "[",
+        ("label", "role label",
+         "back3:admin|system|developer|root|sudo|operator|security",
          r"\[\s*(?:admin(?:istrator)?|system|developer|root|sudo|operator|security)\s+"
          r"(?:override|note|notice|update|alert|message|command|instructions?|directive|"
          r"request|mode)\s*\]"),
         ("label", "role label",
-         "note|notice|update|alert|override|command|directive"
-         "|instruction|announcement",
+         "line:note|notice|update|alert|override|command|directive|instruction"
+         "|announcement",
          r"(?m:^)[ \t>*#_-]{0,8}(?:important\s+|urgent\s+|new\s+)?(?:system|admin|administrator|"
          r"developer|root|operator)\s+(?:note|notice|update|alert|override|command|directive|"
          r"instructions?|announcement)\s*(?:\*\*)?\s*:"),
-        ("wrapper", "wrapper tag addressed to the model", "<",
+        ("wrapper", "wrapper tag addressed to the model",
+         "back3:information|important|admin|system_|system-|sys_|instructions_for"
+         "|ai_instructions|assistant_instructions|hidden_instructions|secret_instructions"
+         "|note_to|directive|override|developer_message|prompt_injection",
          r"<\s*/?\s*(?:information|important|important_instructions|important_message|"
          r"admin|admin_instructions|system_message|system_prompt|system-prompt|sys_prompt|"
          r"instructions_for_(?:the_)?(?:ai|assistant|model)|ai_instructions|"
@@ -150,112 +153,135 @@ PATTERNS: dict[str, list[tuple[str, str, str, str]]] = {
     ],
     "MW309": [
         ("address", "addresses the model directly",
-         "dear|hey|hello|hi |attention|note to|notice to|message to"
-         "|memo to|instruction|to you,",
+         "at:dear|hey|hello|hi|attention|note|notice|message|memo|instruction|to you",
          rf"(?:dear|hey|hello|hi|attention|note\s+to|notice\s+to|message\s+to|memo\s+to|"
          rf"instructions?\s+(?:for|to)|to\s+you,)\s+(?:the\s+|my\s+|our\s+)?(?:{_MODEL})\b"),
-        ("address", "addresses the model directly", "automated",
+        ("address", "addresses the model directly",
+         "at:note|notice|message|instruction",
          r"\b(?:note|notice|message|instructions?)\s+(?:to|for)\s+(?:the\s+|any\s+)?automated\s+"
          r"(?:\w+\s+)?(?:software|system|tool|reader|screener|agent|assistant)\b"),
-        ("address", "addresses the model directly", "if you are|when you are",
+        ("address", "addresses the model directly",
+         "at:if you|when you",
          rf"\b(?:if|when)\s+you\s+are\s+an?\s+(?:{_MODEL}|automated\s+(?:system|agent|assistant|"
          r"tool|reader|screening))\b"),
-        ("address", "addresses the model directly", "as a|as an",
+        ("address", "addresses the model directly",
+         "at:as a",
          r"\bas\s+an?\s+(?:ai|large\s+language|language)\s+(?:model|assistant|agent)\b,?\s+you\b"),
-        ("address", "addresses the model directly", "to you|for you",
+        ("address", "addresses the model directly",
+         "back40:important|urgent|private|confidential",
          r"\b(?:this\s+is\s+)?an?\s+(?:important|urgent|private|confidential)\s+"
          r"(?:message|note|instruction|request)\s+(?:from\s+[^\n]{1,60}?\s+)?(?:to|for)\s+you\b"),
-        ("task", "gives the model a task before or instead of its own", "before",
+        ("task", "gives the model a task before or instead of its own",
+         "at:before",
          r"\bbefore\s+(?:you\s+)?(?:can\s+|could\s+)?(?:solve|answer|complete|continue|respond|"
          r"proceed|finish|do|start|perform|reply)\w*\s+(?:with\s+)?(?:the|your|this|my|any)\s+"
          r"(?:\w+\s+)?(?:task|request|question|job|work|instructions?)"),
-        ("task", "gives the model a task before or instead of its own", "your ",
+        ("task", "gives the model a task before or instead of its own",
+         "at:your",
          r"\byour\s+(?:new|real|actual|true|only|primary|next|updated)\s+(?:task|goal|objective|"
          r"mission|instructions?|job|priority|purpose)\b"),
         ("task", "gives the model a task before or instead of its own",
-         "task|assignment|objective|mission|directive",
+         "line:task|assignment|objective|mission|directive",
          r"(?m:^)[ \t>*#_-]{0,8}(?:(?:urgent|important|priority)\s+(?:new\s+)?|new\s+urgent\s+)"
          r"(?:task|assignment|objective|mission|directive)\b"),
-        ("task", "gives the model a task before or instead of its own", "stop ",
+        ("task", "gives the model a task before or instead of its own",
+         "at:stop",
          r"\bstop\s+(?:everything|what\s+you(?:'re|\s+are)\s+doing|all\s+(?:current\s+)?tasks)"),
-        ("reply", "dictates the model's replies", "response|reply|replies|answer|output|message",
+        ("reply", "dictates the model's replies",
+         "back60:response|reply|replies|answer|output|message",
          r"\b(?:in|at\s+the\s+(?:end|start|beginning)\s+of)\s+(?:your|every|each|all)\s+"
          r"(?:next\s+|future\s+|subsequent\s+)?(?:response|reply|replies|answer|output|message)s?"
          r"\b"),
-        ("reply", "dictates the model's replies", "respond|reply|answer",
+        ("reply", "dictates the model's replies",
+         "at:respond|reply|answer",
          r"\b(?:respond|reply|answer)\s+(?:only\s+)?(?:with|in|using)\s+(?:only\s+)?"
          r"(?:the\s+(?:word|phrase|string|text|following)|[\"'“][^\n]{1,60}[\"'”])"),
-        ("reply", "dictates the model's replies", "now on|from this|henceforth|rest of",
+        ("reply", "dictates the model's replies",
+         "at:from now|from this|henceforth|for the rest",
          r"\b(?:from\s+now\s+on|from\s+this\s+(?:moment|point)\s+(?:on|forward)|henceforth|"
          r"for\s+the\s+rest\s+of\s+(?:this|the)\s+conversation),?\s+(?:you|always|never|only|"
          r"respond|reply|answer|act|speak|talk|write|refer|call|ignore)\b"),
         ("secrecy", "tells the model to keep something from the user",
-         "user|human|customer|operator|anyone",
+         "at:do not|don't|don’t|never|without",
          rf"\b(?:do\s+not|don['’]t|never|without)\s+(?:tell|telling|inform|informing|notify|"
          rf"notifying|mention|mentioning|reveal|revealing|alert|alerting|asking|ask|show|"
          rf"showing)\s+(?:this\s+(?:to\s+)?|it\s+(?:to\s+)?|about\s+(?:this|it)\s+)?"
          rf"(?:to\s+)?{_TO_USER}\b"),
-        ("address", "addresses the model directly", "до |к |шановн|дорог|уважаем",
+        ("address", "addresses the model directly",
+         "at:до|к|шановн|дорог|уважаем",
          r"(?:до\s+(?:ші|шi|ai|асистента|моделі)|к\s+(?:ии|ai|ассистенту|модели)|"
          r"(?:шановний|дорогий|уважаемый|дорогой)\s+(?:ші|асистенте|ассистент|ии|ai))\b"),
-        ("task", "gives the model a task before or instead of its own", "перш|перед|прежде",
+        ("task", "gives the model a task before or instead of its own",
+         "at:перш|перед|прежде",
          r"(?:перш\s+ніж|перед\s+тим\s+як|прежде\s+чем|перед\s+тем\s+как)\s+(?:ти\s+|ты\s+|"
          r"ви\s+|вы\s+)?(?:виконаєш|виконати|відповіси|відповісти|выполнишь|выполнить|ответишь|"
          r"ответить|решишь|решить|розв['’]?яжеш)\b"),
-        ("task", "gives the model a task before or instead of its own", "твоє|твоя|ваше|ваша|твое",
+        ("task", "gives the model a task before or instead of its own",
+         "at:твоє|твоя|ваше|ваша|твое",
          r"(?:твоє|твоя|ваше|ваша|твое|твоя)\s+(?:нове|нова|справжнє|новое|новая|настоящ\w+)\s+"
          r"(?:завдання|задача|задание|ціль|цель|мета)"),
         ("reply", "dictates the model's replies",
-         "відтепер|віднині|цього моменту|отныне|этого момента|впредь",
+         "at:відтепер|віднині|з цього|отныне|с этого|впредь",
          r"(?:відтепер|віднині|з\s+цього\s+моменту|отныне|с\s+этого\s+момента|"
          r"впредь)\s*,?\s+(?:ти|ви|ты|вы|завжди|всегда|ніколи|никогда|тільки|только|"
          r"відповідай|отвечай)\b"),
-        ("secrecy", "tells the model to keep something from the user", "користувач|пользовател",
+        ("secrecy", "tells the model to keep something from the user",
+         "at:не|нічого|ничего",
          r"(?:не\s+(?:кажи|говори|повідомляй|сообщай|показуй|показывай)|нічого\s+не\s+кажи|"
          r"ничего\s+не\s+говори)\s+(?:про\s+це\s+|об\s+этом\s+)?(?:користувачу|користувачеві|"
          r"пользователю)"),
     ],
     "MW310": [
-        ("persona", "reassigns the model's identity", " who | that | which ",
+        ("persona", "reassigns the model's identity",
+         "at:you|act as|pretend|play|roleplay|role-play|simulate|become",
          r"\b(?:you\s+are|you're|you’re|act\s+as|pretend\s+to\s+be|pretend\s+you\s+are|"
          r"play\s+(?:the\s+role\s+of|as)|roleplay\s+as|role-play\s+as|simulate|become|"
          r"you\s+will\s+be)\s+(?:now\s+)?(?:an?\s+|the\s+|my\s+)?(?:[\w'’-]+[^\w\n]+){0,5}?"
          r"(?:who|that|which)\s+(?:has|have|had|is|are)?\s*(?:no|not|never|free|without|"
          r"doesn['’]t|does\s+not|don['’]t|do\s+not|ignores?|can\s+do\s+anything|answers?\s+any"
          r"|will\s+(?:answer|do|say)\s+anything)\b"),
-        ("persona", "reassigns the model's identity", "ethical|moral|content|safety",
+        ("persona", "reassigns the model's identity",
+         "at:no ethical|no moral|no content|no safety",
          r"\bno\s+(?:ethical|moral|content|safety)\s+(?:guidelines|restrictions|limits|"
          r"limitations|principles|constraints|boundaries|filters|obligations|considerations|"
          r"policies|rules)\b"),
-        ("persona", "reassigns the model's identity", "unfiltered|uncensored|amoral|jailbr",
+        ("persona", "reassigns the model's identity",
+         "at:unfiltered|uncensored|amoral|jailbr",
          r"\b(?:unfiltered|uncensored|amoral|jailbroken|jailbreak)\b"),
-        ("persona", "reassigns the model's identity", "character|in role",
+        ("persona", "reassigns the model's identity",
+         "at:stay|remain|keep|break",
          r"\b(?:stay|remain|staying|remaining|keep|stays)\s+(?:fully\s+|completely\s+|always\s+)?"
          r"in\s+(?:character|role)\b|\bbreak(?:ing)?\s+character\b"),
-        ("persona", "reassigns the model's identity", " mode",
+        ("persona", "reassigns the model's identity",
+         "back20:mode",
          r"\b(?:opposite|evil|god|dan|jailbreak|unrestricted|chaos|anti-?dan|dude|stan|aim)"
          r"\s+mode\b|\bdeveloper\s+mode\s+(?:enabled|activated|on|output|response)\b"),
-        ("persona", "reassigns the model's identity", "two|2|both",
+        ("persona", "reassigns the model's identity",
+         "at:two|2|both",
          r"\b(?:two|2|both)\s+(?:different\s+|separate\s+|distinct\s+)?(?:responses|answers|"
          r"replies|paragraphs|outputs)\b[^\n]{0,80}?\b(?:one|first)\b"),
-        ("persona", "reassigns the model's identity", "anything now|dan",
+        ("persona", "reassigns the model's identity",
+         "back16:dan|anything now",
          r"\b(?:do\s+anything\s+now|(?:you\s+are|you're|you’re|as|called|named)\s+dan\b)"),
-        ("persona", "reassigns the model's identity", "now on|henceforth|from this",
+        ("persona", "reassigns the model's identity",
+         "at:from now|henceforth|from this",
          r"\b(?:from\s+now\s+on|henceforth|from\s+this\s+(?:moment|point)\s+on),?\s+"
          r"(?:you\s+are|you're|you’re|you\s+will\s+be|you\s+shall\s+be|act\s+as|be)\s+"
          r"(?:an?\s+|the\s+)?[\w'’-]+"),
-        ("persona", "reassigns the model's identity", "pretend|roleplay|role-play",
+        ("persona", "reassigns the model's identity",
+         "at:pretend|roleplay|role-play",
          r"\bpretend\s+(?:to\s+be|you\s+are|you're|that\s+you\s+are)\s+(?:an?\s+|the\s+|my\s+)?"
          r"(?:[\w'’-]+[^\w\n]+){0,2}?(?:ai|assistant|chatbot|model|character|persona|human|"
          r"person|someone|evil|unrestricted|dan|villain|hacker|criminal|grandma|grandmother)\b"
          r"|\broleplay\b|\brole-play\b"),
-        ("persona", "reassigns the model's identity", "openai|anthropic|ethical|moral",
+        ("persona", "reassigns the model's identity",
+         "back30:openai|anthropic|ethical|moral",
          r"\b(?:free\s+(?:from|of)|without|no|not\s+bound\s+by|unbound\s+by|beyond)\s+"
          r"(?:any\s+|all\s+)?(?:openai|anthropic|ethical|moral)\w*\s*(?:rules|policies|"
          r"guidelines|restrictions|constraints|principles|values)?\b"),
         ("persona", "reassigns the model's identity",
-         "тепер|відтепер|віднині|отныне|теперь|этого момента"
-         "|цього моменту|уяв|представь|прикинь|притвор|роль",
+         "at:тепер|відтепер|віднині|отныне|теперь|с этого|з цього|уяв|представь|прикинься"
+         "|притворись|зіграй|сыграй|грай|играй",
          r"(?:тепер|відтепер|віднині|отныне|теперь|с\s+этого\s+момента|з\s+цього\s+моменту)"
          r"\s*,?\s+(?:ти|ты|ви|вы)\s+(?:—|–|-\s|є\s|являешься|будешь\s+(?:играть|действовать|"
          r"вести\s+себя|отвечать\s+как)|будеш\s+(?:грати|діяти|поводитися|відповідати\s+як)|"
@@ -263,7 +289,8 @@ PATTERNS: dict[str, list[tuple[str, str, str, str]]] = {
          r"представьте),?\s+(?:собі\s+|себе\s+)?(?:що|что)\s+(?:ти|ты|ви|вы)\s+(?:[\w'’-]+"
          r"[^\w\n]+){0,3}?(?:без|не\s+маєш|не\s+имеешь|dan\b|бот|ші|ии|модель|персонаж|зл\w+)|"
          r"(?:прикинься|притворись|зіграй\s+роль|сыграй\s+роль|грай\s+роль|играй\s+роль)\b"),
-        ("persona", "reassigns the model's identity", "без |залишайся|оставайся|режим",
+        ("persona", "reassigns the model's identity",
+         "at:без|залишайся|оставайся|режим",
          r"(?:без\s+(?:жодних\s+|каких-либо\s+|всяких\s+)?(?:етичних|этических|моральних|"
          r"моральных)\s+(?:обмежень|ограничений|норм|принципів|принципов))|"
          r"(?:залишайся|оставайся)\s+в\s+(?:образі|ролі|образе|роли)|режим\s+(?:dan|бога|"
@@ -271,8 +298,9 @@ PATTERNS: dict[str, list[tuple[str, str, str, str]]] = {
     ],
     "MW311": [
         ("extract", "asks the model for its instructions",
-         "prompt|message|instructions|directives|guidelines"
-         "|configuration|rules you|context window|sentence of",
+         "at:print|show|reveal|output|display|repeat|list|dump|leak|disclose|recite"
+         "|tell me|give me|write|share|paste|provide|spell|return|echo|copy|what|summar"
+         "|translate|encode",
          r"\b(?:print|show|reveal|output|display|repeat|list|dump|leak|disclose|recite|tell\s+me|"
          r"give\s+me|write\s+(?:out|down)|share|paste|provide|spell\s+out|return|echo|copy|"
          r"what\s+(?:is|are|was|were)|what['’]s|summari[sz]e|translate|encode)\b"
@@ -282,35 +310,36 @@ PATTERNS: dict[str, list[tuple[str, str, str, str]]] = {
          r"(?:prompt|system\s+message|developer\s+message|instructions|initialization\s+string|"
          r"directives|guidelines|configuration|rules\s+you|context\s+window|sentence\s+of\s+"
          r"your|message\s+you\s+(?:were|got))\b"),
-        ("extract", "asks the model for its instructions", "prompt|message|instructions|string",
+        ("extract", "asks the model for its instructions",
+         "at:print|show|reveal|output|display|repeat|list|dump|leak|disclose|recite|tell"
+         "|give|write|share|paste|provide|return|echo",
          r"\b(?:print|show|reveal|output|display|repeat|list|dump|leak|disclose|recite|tell|give|"
          r"write|share|paste|provide|return|echo)\b[^\n]{0,60}?\b(?:hidden|system|developer|"
          r"initial|secret)\s+(?:prompt|message|instructions|string)\b"),
         ("extract", "asks the model for its instructions",
-         "your |initiali|unique id|system prompt",
+         "at:your|output|print|show|reveal|display|give",
          r"\byour\s+(?:initial|original|system|hidden|secret|full|exact)\s+(?:prompt|instructions|"
          r"system\s+message)\b|\b(?:output|print|show|reveal|display|give)\s+(?:me\s+)?(?:your\s+|"
          r"the\s+)?(?:initiali[sz]ation\s+string|unique\s+id|system\s+prompt)\b"),
         ("extract", "asks the model for its instructions",
-         "instructions|prompt|rules|guidelines|directives"
-         "|initialization",
+         "back60:verbatim|word for word|word by word|in full|exactly as",
          r"\b(?:your|the)\s+(?:\w+\s+)?(?:instructions|prompt|rules|guidelines|directives|"
          r"system\s+prompt|initialization\s+string)\s+(?:verbatim|word\s+(?:for|by)\s+word|"
          r"in\s+full|exactly\s+as)"),
         ("extract", "asks the model for its instructions",
-         "supposed|allowed|permitted|told|instructed|programmed"
-         "|designed",
+         "at:what",
          r"\bwhat\s+(?:are|were)\s+you\s+(?:not\s+)?(?:supposed|allowed|permitted|told|"
          r"instructed|programmed|designed)\s+(?:not\s+)?to\s+(?:tell|say|share|reveal|"
          r"discuss|disclose)\b"),
-        ("extract", "asks the model for its instructions", "above|before this|preceding|you are",
+        ("extract", "asks the model for its instructions",
+         "at:repeat|print|output|copy|recite|echo|return|starting|beginning|that start"
+         "|which start",
          r"\b(?:repeat|print|output|copy|recite|echo|return)\s+(?:back\s+)?(?:all\s+|everything\s+"
          r"|the\s+(?:text|words|content|lines)\s+)?(?:above|before\s+this|preceding|written\s+"
          r"above)\b|(?:starting|beginning|that\s+start|which\s+start)\s+with\s+[\"'“‘]you\s+are"),
         ("extract", "asks the model for its instructions",
-         "покажи|виведи|повтори|розкажи|надрукуй|видай|поділи|перелічи"
-         "|процитуй|выведи|расскажи|напечатай|выдай|поделись|перечисли"
-         "|процитируй|какие|які",
+         "at:покажи|виведи|повтори|розкажи|надрукуй|видай|поділи|перелічи|процитуй|выведи"
+         "|расскажи|напечатай|выдай|поделись|перечисли|процитируй|какие|які",
          r"(?:покажи|виведи|повтори|розкажи|надрукуй|видай|поділись|перелічи|процитуй|"
          r"выведи|расскажи|напечатай|выдай|поделись|перечисли|процитируй|какие|які)\w*"
          r"[^\w\n]+(?:[\w'’-]+[^\w\n]+){0,3}?(?:системн\w+|прихован\w+|скрыт\w+|початков\w+|"
@@ -319,44 +348,49 @@ PATTERNS: dict[str, list[tuple[str, str, str, str]]] = {
          r"сообщени\w*|налаштуван\w*|настройк\w*)"),
     ],
     "MW312": [
-        ("exfil", "orders data sent out", "@|http|www.|attacker|external|following|below|given",
+        ("exfil", "orders data sent out",
+         "at:send|forward|email|e-mail|mail|post|upload|transfer|exfiltrate|leak|copy"
+         "|share|submit|paste|publish|dm|message",
          r"\b(?:send|forward|email|e-mail|mail|post|upload|transfer|exfiltrate|leak|copy|share|"
          r"submit|paste|publish|dm|message)\b[^\n]{0,60}?" + _SECRET
          + r"[^\n]{0,80}?\b(?:to|at|into|on|onto|via)\s+(?:" + _EMAIL + "|" + _URL
          + r"|(?:the\s+|this\s+|my\s+|an?\s+)?(?:attacker|external|following|below|"
          r"given)\b)"),
         ("payment", "orders a payment or transfer",
-         "transaction|payment|money|funds|transfer|amount|$|usd|eur|€",
+         "at:send|transfer|wire|pay|make|schedule|initiate",
          r"\b(?:send|transfer|wire|pay|make|schedule|initiate)\b[^\n]{0,60}?\b(?:transaction|"
          r"payment|money|funds|transfer|amount|\$\s?\d|\d+\s?(?:usd|eur|\$|€))[^\n]{0,80}?"
          + _IBAN),
-        ("tool", "orders a tool call without the user's approval", "without|no need|skip|bypass",
+        ("tool", "orders a tool call without the user's approval",
+         "at:call|use|invoke|run|execute|trigger|fire",
          r"\b(?:call|use|invoke|run|execute|trigger|fire)\s+(?:the\s+)?`?[\w.-]+`?\s+"
          r"(?:tool|function|api|endpoint|action|command)\b[^\n]{0,80}?\b(?:without|no\s+need\s+"
          r"(?:for|to)|skip(?:ping)?|bypass(?:ing)?)\s+(?:\w+\s+){0,2}?(?:asking|approval|"
          r"confirmation|confirming|permission|review|the\s+user)\b"),
-        ("tool", "orders a tool call without the user's approval", "without",
+        ("tool", "orders a tool call without the user's approval",
+         "at:without",
          r"\bwithout\s+(?:asking\s+(?:for\s+)?|waiting\s+for\s+|requesting\s+|the\s+user['’]?s?\s+)"
          r"(?:the\s+user['’]?s?\s+)?(?:approval|confirmation|permission|consent)\b"),
-        ("reply", "plants content in every reply", "every|each|all |any ",
+        ("reply", "plants content in every reply",
+         "at:append|add|include|insert|attach|put|place",
          r"\b(?:append|add|include|insert|attach|put|place)\s+(?:[^\n]{0,60}?)\s+(?:to|at|in)\s+"
          r"(?:the\s+(?:end|start|beginning|bottom|top)\s+of\s+)?(?:every|each|all|any)\s+"
          r"(?:of\s+your\s+)?(?:future\s+)?(?:reply|replies|response|responses|answer|answers|"
          r"message|messages|output|outputs|email|emails)\b"),
-        ("todo", "orders data sent out", "todo|action required|task",
+        ("todo", "orders data sent out",
+         "line:todo|action required|task",
          r"(?m:^)[ \t>*_-]{0,8}(?:todo|action\s+required|task)\s*:\s*(?:send|forward|email|"
          r"transfer|upload|post|delete|invite|share)\b[^\n]{0,120}?(?:" + _EMAIL + "|" + _URL
          + "|" + _IBAN + ")"),
         ("exfil", "orders data sent out",
-         "надішли|відправ|перешли|передай|вивантаж|отправь|пришли"
-         "|выгрузи|скопи",
+         "at:надішли|відправ|перешли|передай|вивантаж|отправь|пришли|выгрузи|скопи",
          r"(?:надішли|відправ|перешли|передай|вивантаж|отправь|пришли|перешли|передай|"
          r"выгрузи|скопируй|скопіюй)\w*[^\n]{0,60}?(?:парол\w+|ключ\w*|токен\w*|облікові\s+дані|"
          r"учетные\s+данные|секрет\w*|вміст|содержимое|усі\s+файли|все\s+файлы|листи|письма|"
          r"історі\w+|истори\w+|дані|данные)[^\n]{0,80}?(?:на|до|в)\s+(?:" + _EMAIL + "|" + _URL
          + r"|адрес\w*)"),
         ("payment", "orders a payment or transfer",
-         "переказ|переведи|перекажи|надішли|отправь|сделай|зроби",
+         "at:переказ|переведи|перекажи|надішли|отправь|сделай|зроби",
          r"(?:переказ\w*|переведи|перекажи|надішли|отправь|сделай|зроби)\w*[^\n]{0,60}?"
          r"(?:кошт\w*|грош\w*|деньг\w*|платіж|платеж|транзакці\w+|транзакци\w+|переказ|перевод)"
          r"[^\n]{0,80}?" + _IBAN),
@@ -387,15 +421,85 @@ _REPORTED = _lazy(
 
 @functools.cache
 def _compiled(rule_id: str) -> tuple[re.Pattern[str], ...]:
-    """The rule's patterns, each compiled alone. A leading `\\b` is dropped (the caller
-    checks the word start), so the engine can skip ahead to a possible first character."""
-    return tuple(re.compile(pat[2:] if pat.startswith("\\b") else pat)
-                 for _, _, _, pat in PATTERNS[rule_id])
+    """The rule's patterns, each compiled alone."""
+    return tuple(re.compile(pat) for _, _, _, pat in PATTERNS[rule_id])
 
 
 def warm() -> None:
     for rule_id in PATTERNS:
         _compiled(rule_id)
+    _key_finder()
+
+
+@functools.cache
+def _key_finder() -> tuple[re.Pattern[str], re.Pattern[str], dict[str, tuple[int, ...]]]:
+    """One search for every key of every pattern at a word start (after a space, line
+    break or tab, behind Markdown punctuation), built like the word-start trigger scan:
+    a literal space first, then a trie of the keys. Also: key -> the patterns (indexes
+    into _ALL) it or a shorter key that starts it belongs to."""
+    from memwarden.policies.rules.injection.tables import _after_break
+
+    keys = sorted({k for _, spec, _ in _ALL for k in spec.partition(":")[2].split("|")})
+    body = _after_break(keys)
+    owners: dict[str, tuple[int, ...]] = {}
+    for k in keys:
+        owners[k] = tuple(i for i, (_, spec, _) in enumerate(_ALL)
+                          if any(k.startswith(x) for x in spec.partition(":")[2].split("|")))
+    return re.compile(f" {body}"), re.compile(body), owners
+
+
+_ALL = [(rule_id, spec, i) for rule_id, table in PATTERNS.items()
+        for i, (_, _, spec, _) in enumerate(table)]
+_INDEX = {(rule_id, i): n for n, (rule_id, _, i) in enumerate(_ALL)}
+
+
+def _occurrences(low: str) -> dict[int, list[int]]:
+    """Pattern index (into _ALL) -> the offsets where one of its keys starts a word."""
+    after_break, at_start, owners = _key_finder()
+    blanked = low.replace("\n", " ").replace("\t", " ").replace("\r", " ")
+    found: dict[int, list[int]] = {}
+    m = at_start.match(blanked)
+    if m is None:
+        m = after_break.search(blanked)
+    while m is not None:
+        start = m.start("t")
+        key = " ".join(m.group("t").split())
+        for idx in owners.get(key, ()):
+            found.setdefault(idx, []).append(start)
+        m = after_break.search(blanked, start)
+    return found
+
+
+def _anchored(low: str, spec: str, regex: re.Pattern[str],
+              where: list[int]) -> Iterator[re.Match[str]]:
+    """The matches of `regex` tried only where its keys occur (`where`): `at:` a match
+    starting at a key, `line:` a match at the start of a line holding a key, `backN:` a
+    search from N characters before a key. Each attempt is bounded, so the cost grows with
+    the number of key occurrences, never with text x patterns."""
+    mode = spec.partition(":")[0]
+    if mode == "at":
+        for i in where:
+            m = regex.match(low, i)
+            if m is not None:
+                yield m
+    elif mode == "line":
+        seen = set()
+        for i in where:
+            ls = _line_start(low, i)
+            if ls not in seen:
+                seen.add(ls)
+                m = regex.match(low, ls)
+                if m is not None:
+                    yield m
+    else:
+        back = int(mode[4:])
+        done = -1
+        for i in where:
+            lo = max(i - back, done + 1, 0)
+            m = regex.search(low, lo, i + 200)
+            if m is not None and m.start() <= i:
+                done = m.end()
+                yield m
 
 
 def signals(text: str, low: str, kind: str, taken: list[Hit]) -> Iterator[Hit]:
@@ -411,13 +515,16 @@ def signals(text: str, low: str, kind: str, taken: list[Hit]) -> Iterator[Hit]:
         if h.severity == ERROR:
             err_lines.add(_line_start(low, h.start))
     out: list[Hit] = []
+    where = _occurrences(low)
+    if not where:
+        return iter(out)
     for rule_id in rules:
         if rule_id == "MW301" and kind == CONTRACT:
             continue
         sev = _SEVERITY[rule_id]
         table = PATTERNS[rule_id]
-        found = [m for (_, _, keys, _), regex in zip(table, _compiled(rule_id), strict=True)
-                 if any(k in low for k in keys.split("|")) for m in regex.finditer(low)]
+        found = [m for k, (entry, regex) in enumerate(zip(table, _compiled(rule_id), strict=True))
+                 for m in _anchored(low, entry[2], regex, where.get(_INDEX[rule_id, k], []))]
         for m in sorted(found, key=lambda m: m.start()):
             s, e = m.start(), m.end()
             if s > 0 and low[s - 1].isalnum() and low[s].isalnum():
