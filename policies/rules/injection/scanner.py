@@ -296,12 +296,16 @@ class _Scanner:
 
     def _brackets(self) -> None:
         low, data = self.low, self.data
-        found = list(_angle_regex().finditer(low)) if b"<" in data else []
+        # Matches are consumed as they come: a text of a million `<!--` must not hold a
+        # million match objects at once.
+        passes = []
+        if b"<" in data:
+            passes.append(_angle_regex().finditer(low))
         if b"[" in data:
-            found += _square_regex().finditer(low)
+            passes.append(_square_regex().finditer(low))
         if self.scheme_words:
-            found += _scheme_regex().finditer(low)
-        for m in found:
+            passes.append(_scheme_regex().finditer(low))
+        for m in (m for found in passes for m in found):
             kind = m.lastgroup
             s, e = m.start(), m.end()
             if kind == "comment":
