@@ -147,8 +147,11 @@ def auto_approve(config: Config, agent: str | None, changed: list[str],
     if nbytes > limit:
         reasons.append(f"changes {nbytes} bytes (added plus removed lines), over "
                        f"max_auto_diff_bytes {limit}")
-    if any(f.rule.startswith("MW3") and not f.waived for f in findings):
-        reasons.append("has prompt-injection findings (MW3xx)")
+    injection = [f for f in findings if f.rule.startswith("MW3") and not f.waived]
+    if injection:  # errors and warnings alike: a human reviews anything aimed at the model
+        first = injection[0]
+        reasons.append(f"has prompt-injection findings (MW3xx), first {first.rule} "
+                       f"({first.severity}) at {first.path}:{first.line}: {first.message}")
     if priority != "normal":
         reasons.append(f"priority {priority} (only normal is auto-approved)")
     if agent is not None and config.agent_setting(agent, "auto_approve", True) is False:

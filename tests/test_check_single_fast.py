@@ -169,11 +169,16 @@ def test_check_rules_hold_every_file_and_tree_rule() -> None:
         if r.scope in (registry.FILE, registry.TREE):
             assert r.id in runnable
             module = r.check.__module__ if r.check is not None else ""
-            assert module.rsplit(".", 1)[-1] in registry.CHECK_FAMILIES, r.id
+            assert _family(module) in registry.CHECK_FAMILIES, r.id
     for rule_id, parts in registry._TREE_PARTS.items():
         assert rule_id in runnable
         for fn in parts:
-            assert fn.__module__.rsplit(".", 1)[-1] in registry.CHECK_FAMILIES
+            assert _family(fn.__module__) in registry.CHECK_FAMILIES
+
+
+def _family(module: str) -> str:
+    """The rule family of a module: `injection` for ...rules.injection.rules too."""
+    return module.rpartition("memwarden.policies.rules.")[2].split(".")[0]
 
 
 def test_parallel_workers_give_the_in_process_findings(tmp_path: Path,
@@ -369,7 +374,7 @@ def test_simple_value_shortcut_is_the_pattern(text: str) -> None:
 def test_punctuation_run_is_the_pattern(text: str) -> None:
     import re
 
-    from memwarden.policies.rules import injection
+    from memwarden.policies.rules.injection import tables as injection
     assert injection._lead_end(text) == re.compile(f"{injection._PUNCT}*").match(text).end()
     for ch in text:
         assert (ch in injection._PUNCT_CHARS) == bool(re.fullmatch(injection._PUNCT, ch))

@@ -15,21 +15,20 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from memwarden.policies.rules import injection
-from memwarden.policies.rules.injection import scan
+from memwarden.policies.rules.injection import common, markers, rules, scan, scanner, tables
 
 BENCH = Path(__file__).resolve().parent.parent / "bench"
-KINDS = ("facts", "snapshot", injection.CONTRACT)
+KINDS = ("facts", "snapshot", common.CONTRACT)
 
 
 def _found_both(text: str) -> tuple[list[tuple[str, int]], list[tuple[str, int]]]:
     """Triggers found each way, with the same inputs _Scanner._triggers would give."""
-    scanner = injection._Scanner(text, "facts")
-    if not text.isascii() or text.encode().translate(None, injection._PRINTABLE_ASCII):
-        scanner._invisible()  # notes the Unicode spaces, as run() does first
-    low, breaks = scanner.low, scanner.space_breaks
-    walked = injection._walked_triggers(low, breaks)
-    compiled = list(injection._compiled_triggers(low, not text.isascii(), breaks))
+    sc = scanner._Scanner(text, "facts")
+    if not text.isascii() or text.encode().translate(None, markers._PRINTABLE_ASCII):
+        sc._invisible()  # notes the Unicode spaces, as run() does first
+    low, breaks = sc.low, sc.space_breaks
+    walked = tables._walked_triggers(low, breaks)
+    compiled = list(tables._compiled_triggers(low, not text.isascii(), breaks))
     return walked, compiled
 
 
@@ -93,8 +92,8 @@ def test_walk_equals_tries_on_json_strings() -> None:
 
 # --------------------------------------------------------------------------- generated text
 
-_TRIGGERS = sorted(injection._trigger_kinds())
-_SPACES = sorted(injection._UNICODE_SPACES) + ["\x1c", "\x1f", "\x85", "\u2028", "\x0b", "\x0c"]
+_TRIGGERS = sorted(tables._trigger_kinds())
+_SPACES = sorted(tables._UNICODE_SPACES) + ["\x1c", "\x1f", "\x85", "\u2028", "\x0b", "\x0c"]
 _PIECES = [" ", "  ", "\t", "\n", "\r\n", "\r", "**", "- ", "> ", "#", "`", "~", "|", "+",
            "«", "“", "„", "(", "[", "<", "/", "'", '"', "_", ",", ".", ":", "—", "x", "İ",
            "don't", "n't", "не "]
@@ -149,24 +148,24 @@ def test_str_isspace_is_regex_backslash_s() -> None:
 def test_walk_is_available_for_the_shipped_markers() -> None:
     """No trigger starts with Markdown punctuation or whitespace (else the walk would have
     to backtrack over the punctuation run like the regex): the small path is really used."""
-    assert injection._walk_tables() is not None
+    assert tables._walk_tables() is not None
 
 
 def test_small_texts_walk_until_the_budget_is_spent(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(injection, "_SCANNERS_READY", set())
-    monkeypatch.setattr(injection, "_walk_left", 1000)
-    assert injection._walk_chosen(600, False)
-    assert not injection._walk_chosen(600, True)  # over the remaining budget
-    assert injection._walk_chosen(400, True)
-    injection._SCANNERS_READY.add(False)  # compiled tries exist: use them
-    monkeypatch.setattr(injection, "_walk_left", 1000)
-    assert not injection._walk_chosen(10, False)
-    assert injection._walk_chosen(10, True)
+    monkeypatch.setattr(tables, "_SCANNERS_READY", set())
+    monkeypatch.setattr(tables, "_walk_left", 1000)
+    assert tables._walk_chosen(600, False)
+    assert not tables._walk_chosen(600, True)  # over the remaining budget
+    assert tables._walk_chosen(400, True)
+    tables._SCANNERS_READY.add(False)  # compiled tries exist: use them
+    monkeypatch.setattr(tables, "_walk_left", 1000)
+    assert not tables._walk_chosen(10, False)
+    assert tables._walk_chosen(10, True)
 
 
 def test_prefix_triggers_lend_their_phrases() -> None:
     """A hit on "forget about" tries the phrases of "forget" too (whole-word prefixes)."""
-    merged, order = injection._phrases()
+    merged, order = tables._phrases()
     every = {id(p): p for ps in merged.values() for p in ps}.values()
     for t, ps in merged.items():
         heads = [s for s in order if t == s or t.startswith(s + " ")]
@@ -176,7 +175,10 @@ def test_prefix_triggers_lend_their_phrases() -> None:
 
 
 def test_warm_leaves_no_lazy_pattern_behind() -> None:
-    injection.warm()
-    lazy = [k for k, v in vars(injection).items() if isinstance(v, injection._Lazy)]
+    scanner.warm()
+    lazy = [(m.__name__, k) for m in (common, tables, markers, scanner, rules)
+            for k, v in vars(m).items() if isinstance(v, common.Lazy)
+            and vars(m) is v.namespace]
     assert not lazy  # every _lazy(name, ...) was given its own variable's name
-    assert all(p._regex is not None for ps in injection._phrases()[0].values() for p in ps)
+    assert all(p._regex is not None for ps in tables._phrases()[0].values() for p in ps)
+

@@ -1,0 +1,74 @@
+"""The MW3xx scanner stays linear on pathological input.
+
+    python bench/pathological_injection.py [--mb 1]
+
+For each shape (long runs of one character, whitespace, `[[`, `{{`, `|`, `<!--`, emoji,
+and near-misses of the phrase patterns repeated), the scan of `--mb` MB and of twice that
+is timed (CPU seconds, best of 3). The check: each scan of the base size takes <= 2 s and
+doubling the input at most doubles the time (ratio <= 2.5 allows for timer noise).
+Exit 1 when a shape fails.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+
+from memwarden.policies.rules.injection import findings_for, warm
+
+SHAPES = {
+    "one char (a)": "a",
+    "spaces": " ",
+    "newlines": "\n",
+    "tabs and spaces": " \t",
+    "[[": "[[",
+    "{{": "{{",
+    "|": "|",
+    "<!--": "<!--",
+    "emoji": "🎻",
+    "zero-width joiners": "a\u200d",
+    "word + space": "ignore ",
+    "override near-miss": "ignore the previous ",
+    "extract near-miss": "print your hidden ",
+    "hijack near-miss": "send the passwords to ",
+    "decode near-miss": "decode this and ",
+    "persona near-miss": "you are a bot who ",
+    "role label near-miss": "SYSTEM NOTE ",
+    "email-ish": "a.a@a.",
+    "base64-ish": "QUJD",
+    "cyrillic": "ігноруй попередні ",
+    "url-ish": "https://x/",
+}
+
+
+def timed(text: str, repeats: int = 3) -> float:
+    best = float("inf")
+    for _ in range(repeats):
+        t0 = time.process_time()
+        findings_for(text, "memory/a/facts.md", "facts")
+        best = min(best, time.process_time() - t0)
+    return best
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--mb", type=float, default=1.0)
+    args = ap.parse_args(argv)
+    warm()
+    size = int(args.mb * 1_000_000)
+    failed = 0
+    print(f"| shape | {args.mb:g} MB (s) | {2 * args.mb:g} MB (s) | ratio | ok |")
+    print("| --- | ---: | ---: | ---: | --- |")
+    for name, unit in SHAPES.items():
+        n = max(1, size // len(unit.encode()))
+        one, two = timed(unit * n), timed(unit * (2 * n))
+        ratio = two / one if one > 0.005 else 1.0
+        ok = one <= 2.0 and ratio <= 2.5
+        failed += not ok
+        print(f"| {name} | {one:.3f} | {two:.3f} | {ratio:.2f} | {'yes' if ok else 'NO'} |")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
