@@ -101,7 +101,8 @@ def assert_status_agrees(cwd, pids):
     rows = {r["proposalId"]: r["state"] for r in json.loads(proc.stdout)["proposals"]}
     assert {p: rows.get(p, "applied") for p in pids} == {p: "applied" for p in pids}
     for pid in pids[:3]:
-        proc = subprocess.run([sys.executable, "-m", "memwarden", "status", pid, "--format", "json"],
+        proc = subprocess.run([sys.executable, "-m", "memwarden", "status", pid,
+                               "--format", "json"],
                               cwd=cwd, capture_output=True, text=True,
                               env={**os.environ, **GIT_ENV})
         assert json.loads(proc.stdout)["state"] == "applied"
