@@ -420,14 +420,16 @@ _REPORTED = _lazy(
 
 
 @functools.cache
-def _compiled(rule_id: str) -> tuple[re.Pattern[str], ...]:
-    """The rule's patterns, each compiled alone."""
-    return tuple(re.compile(pat) for _, _, _, pat in PATTERNS[rule_id])
+def _compiled(rule_id: str, k: int) -> re.Pattern[str]:
+    """Pattern k of the rule, compiled on first use: a small file whose words start only a
+    few keys compiles only their patterns."""
+    return re.compile(PATTERNS[rule_id][k][3])
 
 
 def warm() -> None:
-    for rule_id in PATTERNS:
-        _compiled(rule_id)
+    for rule_id, table in PATTERNS.items():
+        for k in range(len(table)):
+            _compiled(rule_id, k)
     _key_finder()
 
 
@@ -441,10 +443,16 @@ def _key_finder() -> tuple[re.Pattern[str], re.Pattern[str], dict[str, tuple[int
 
     keys = sorted({k for _, spec, _ in _ALL for k in spec.partition(":")[2].split("|")})
     body = _after_break(keys)
+    by_key: dict[str, set[int]] = {}
+    for i, (_, spec, _) in enumerate(_ALL):
+        for x in spec.partition(":")[2].split("|"):
+            by_key.setdefault(x, set()).add(i)
     owners: dict[str, tuple[int, ...]] = {}
-    for k in keys:
-        owners[k] = tuple(i for i, (_, spec, _) in enumerate(_ALL)
-                          if any(k.startswith(x) for x in spec.partition(":")[2].split("|")))
+    for k in keys:  # the patterns of every key that starts k (k itself included)
+        found: set[int] = set()
+        for j in range(1, len(k) + 1):
+            found |= by_key.get(k[:j], set())
+        owners[k] = tuple(sorted(found))
     return re.compile(f" {body}"), re.compile(body), owners
 
 
@@ -523,9 +531,10 @@ def signals(text: str, low: str, kind: str, taken: list[Hit]) -> Iterator[Hit]:
             continue
         sev = _SEVERITY[rule_id]
         table = PATTERNS[rule_id]
-        found = [m for k, (entry, regex) in enumerate(zip(table, _compiled(rule_id), strict=True))
-                 for m in _anchored(low, entry[2], regex, where.get(_INDEX[rule_id, k], []))]
-        for m in sorted(found, key=lambda m: m.start()):
+        found = [(m, k) for k, entry in enumerate(table) if (_INDEX[rule_id, k]) in where
+                 for m in _anchored(low, entry[2], _compiled(rule_id, k),
+                                    where[_INDEX[rule_id, k]])]
+        for m, k in sorted(found, key=lambda found: found[0].start()):
             s, e = m.start(), m.end()
             if s > 0 and low[s - 1].isalnum() and low[s].isalnum():
                 continue  # inside a word
@@ -538,7 +547,7 @@ def signals(text: str, low: str, kind: str, taken: list[Hit]) -> Iterator[Hit]:
                 continue
             if sev == WARNING and _REPORTED.search(low, max(ls, s - 40), s):
                 continue
-            name, what, _, _ = table[_compiled(rule_id).index(m.re)]
+            name, what, _, _ = table[k]
             phrase = text[s:min(e, _line_end(text, s))]
             if sev == ERROR:
                 label = {"override": "instruction-override phrase",
