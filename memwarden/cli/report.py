@@ -8,6 +8,7 @@ from typing import Any
 
 import click
 
+from memwarden.cli.options import emit
 from memwarden.model.errors import MemwardenError
 
 FORMATS = {".html": "html", ".htm": "html", ".md": "md", ".markdown": "md", ".json": "json"}
@@ -81,12 +82,5 @@ def report_cmd(since: str | None, at: str | None, fmt: str | None, output: str |
     if fmt is None:
         fmt = FORMATS.get(Path(output).suffix.lower(), "md") if output else "md"
     doc = build_report(since, at, config_path, not no_cache, not no_findings, not no_gate)
-    text = render(doc, "md" if fmt == "text" else fmt)
-    if output:
-        try:
-            Path(output).write_text(text, "utf-8")
-        except OSError as exc:
-            raise MemwardenError(f"--output {output}: cannot write ({exc.strerror})") from None
-    else:
-        click.echo(text, nl=False)
+    emit(render(doc, "md" if fmt == "text" else fmt), output)
     raise SystemExit(0)
