@@ -395,18 +395,15 @@ def _compiled_triggers(low: str, cyrillic: bool, space_breaks: list[int],
 
 # ---- the same triggers without the tries, for small texts
 #
-# Compiling the tries costs 15 ms (ASCII) to 27 ms (with Cyrillic), more than a whole
-# hook run spends scanning its file. For small texts the word starts come from one small
-# regex and each is looked up in a trie of the same words: the same longest-trigger
-# rule, the same `\s+` for a space in a trigger, the same positions in the same order
-# (tests/test_injection_fast.py checks both ways agree on the evaluation corpus and on
-# generated text). The small regex finds only the word starts where a trigger's first
-# WALK_HEAD characters follow (a trie regex of ~160 heads, compiled from the pattern
-# cache): in a 23 KB Layer 1 file ~130 of its ~2,500 word starts, so the Python walk
-# that follows takes 0.2 ms instead of 2 ms. The walk costs 50-70 ms per MB against 12 ms
-# for the tries, so once a process has walked WALK_BUDGET characters (about the cost of
-# compiling the tries), or has the tries anyway (warm() before forking workers), it uses
-# the tries.
+# Compiling the tries costs more than a whole hook run spends scanning its file. For small
+# texts the word starts come from one small regex and each is looked up in a trie of the
+# same words: the same longest-trigger rule, the same `\s+` for a space in a trigger, the
+# same positions in the same order (tests/test_injection_fast.py checks both ways agree on
+# the evaluation corpus and on generated text). The small regex finds only the word starts
+# where a trigger's first WALK_HEAD characters follow, a small share of a file's word
+# starts. The Python walk is slower per character than the tries, so once a process has
+# walked WALK_BUDGET characters (about the cost of compiling the tries), or has the tries
+# anyway (warm() before forking workers), it uses the tries.
 WALK_BUDGET = 200_000
 WALK_HEAD = 4
 _walk_left = WALK_BUDGET
