@@ -693,11 +693,7 @@ class Repo:
 
     def has_folder(self, rev: str, path: str) -> bool:
         """True when `path` is a folder (a tree) in `rev`'s tree."""
-        commit = self._repo.get(self.resolve_commit(rev))
-        try:
-            return commit.tree[path].filemode == MODE_TREE
-        except KeyError:
-            return False
+        return self.folder_id(rev, path) is not None
 
     def entry_at(self, rev: str, path: str) -> Entry | None:
         """One path of a committed tree, looked up directly (no walk)."""
