@@ -73,20 +73,21 @@ _SECRET = (r"(?:api[\s_-]?keys?|passwords?|passwd|credentials?|secrets?|tokens?|
            r"memory|env(?:ironment)?\s+variables|\.env)")
 _UK_RU_INSTR = r"(?:інструкці\w*|инструкци\w*|вказівк\w*|указани\w*|правил\w*|команд\w*|промпт\w*)"
 
-# rule -> [(name, what it signals, keys, pattern)]: a pattern is tried only on a text that
-# holds one of its `|`-separated keys (C-speed substring tests), so most files skip most
-# patterns.
+# rule -> [(name, what it signals, keys, pattern)]: a pattern is tried only where one of its
+# `|`-separated keys starts a word (see _anchored), so most files skip most patterns. A key
+# is a word prefix; one ending in `$` must be a whole word ("2$" does not stop at "2026"),
+# which keeps common prefixes from waking a pattern that could never match there.
 PATTERNS: dict[str, list[tuple[str, str, str, str]]] = {
     "MW303": [
         ("override", "asks the model to drop its instructions",
-         "at:ignor|disregard|forget|overrid|bypass|discard|abandon|neglect|set|pay|do|don"
-         "|stop|never|throw|erase|delete|clear",
+         "at:ignor|disregard|forget|overrid|bypass|discard$|abandon$|neglect$|set$|pay$|do$|don$"
+         "|stop$|never|throw$|erase$|delete$|clear$",
          rf"{_OVERRIDE_VERB}{_W}{_gap(5)}{_BEFORE}{_W}{_gap(2)}{_INSTR}\b"
          r"(?!\s+(?:for|about|regarding|on\s+how|in\s+the\s+(?:runbook|readme|wiki|docs?|"
          r"documentation|guide|manual|handbook|ticket|issue|file|repo))\b)"),
         ("override", "asks the model to drop its instructions",
-         "at:ignor|disregard|forget|overrid|bypass|discard|abandon|neglect|set|pay|do|don"
-         "|stop|never|throw|erase|delete|clear",
+         "at:ignor|disregard|forget|overrid|bypass|discard$|abandon$|neglect$|set$|pay$|do$|don$"
+         "|stop$|never|throw$|erase$|delete$|clear$",
          rf"{_OVERRIDE_VERB}{_W}{_gap(3)}(?:{_INSTR}|messages?|text|content|everything|"
          r"anything|all|said|written)[^\w\n]+(?:above|before\s+this|so\s+far|until\s+now|"
          r"given\s+(?:to\s+you|before|earlier)|you\s+(?:were|have\s+been|'ve\s+been)\s+"
@@ -102,7 +103,7 @@ PATTERNS: dict[str, list[tuple[str, str, str, str]]] = {
          r"\s+is|\s+was)?|text|written|said|stated)[^\w\n]+){0,3}(?:above|before|prior|previous|"
          r"preceding|earlier)(?=\s*(?:[.,;:!)\"'”\n]|$|and\b|then\b|instead\b|&))"),
         ("override", "asks the model to drop its instructions",
-         "at:ігнор|проігнор|забудь|не|відкинь|игнор|проигнор|отбрось",
+         "at:ігнор|проігнор|забудь|не$|відкинь|игнор|проигнор|отбрось",
          r"(?:ігноруй\w*|проігноруй\w*|забудь\w*|не\s+зважай\w*\s+на|відкинь\w*|"
          r"игнорируй\w*|проигнорируй\w*|забудь\w*|не\s+обращай\w*\s+внимани\w+\s+на|отбрось\w*)"
          r"[^\w\n]+(?:[\w'’-]+[^\w\n]+){0,4}?(?:попередн\w+|предыдущ\w+|прежн\w+|"
@@ -110,7 +111,7 @@ PATTERNS: dict[str, list[tuple[str, str, str, str]]] = {
          rf"(?:[\w'’-]+[^\w\n]+){{0,2}}?(?:{_UK_RU_INSTR}|сказане|сказанное|написане|"
          r"написанное|вище|выше)"),
         ("decode", "asks the model to decode hidden text and follow it",
-         "at:decode|decipher|decrypt|unscramble|reverse|rot|base64|translate|convert"
+         "at:decode|decipher|decrypt|unscramble|reverse|rot1|rot-|base64|translate|convert"
          "|розкодуй|декодуй|розшифруй|расшифруй|декодируй",
          r"(?:decode|decipher|decrypt|unscramble|reverse|rot-?13|base64|translate|convert|"
          r"розкодуй\w*|декодуй\w*|розшифруй\w*|расшифруй\w*|декодируй\w*)"
@@ -121,7 +122,7 @@ PATTERNS: dict[str, list[tuple[str, str, str, str]]] = {
          r"the\s+instructions?)|(?:виконай|выполни|зроби|сделай)\w*\s+(?:(?:те|то),?\s+)?(?:що|что|це|"
          r"это|їх|их|інструкці\w*|инструкци\w*))"),
         ("decode", "asks the model to decode hidden text and follow it",
-         "at:follow|execute|obey|carry|do",
+         "at:follow$|execute$|obey$|carry$|do$",
          r"(?:follow|execute|obey|carry\s+out|do\s+what)\s+(?:the\s+)?(?:decoded|hidden|encoded|"
          r"embedded|secret)\s+(?:instructions?|message|text|command|payload)\b"),
     ],
@@ -136,8 +137,8 @@ PATTERNS: dict[str, list[tuple[str, str, str, str]]] = {
          r"(?:override|note|notice|update|alert|message|command|instructions?|directive|"
          r"request|mode)\s*\]"),
         ("label", "role label",
-         "line:note|notice|update|alert|override|command|directive|instruction"
-         "|announcement",
+         "line:note$|notice$|update$|alert$|override$|command$|directive$|instruction"
+         "|announcement$",
          r"(?m:^)[ \t>*#_-]{0,8}(?:important\s+|urgent\s+|new\s+)?(?:system|admin|administrator|"
          r"developer|root|operator)\s+(?:note|notice|update|alert|override|command|directive|"
          r"instructions?|announcement)\s*(?:\*\*)?\s*:"),
@@ -153,15 +154,15 @@ PATTERNS: dict[str, list[tuple[str, str, str, str]]] = {
     ],
     "MW309": [
         ("address", "addresses the model directly",
-         "at:dear|hey|hello|hi|attention|note|notice|message|memo|instruction|to you",
+         "at:dear$|hey$|hello$|hi$|attention$|note$|notice$|message$|memo$|instruction|to you$",
          rf"(?:dear|hey|hello|hi|attention|note\s+to|notice\s+to|message\s+to|memo\s+to|"
          rf"instructions?\s+(?:for|to)|to\s+you,)\s+(?:the\s+|my\s+|our\s+)?(?:{_MODEL})\b"),
         ("address", "addresses the model directly",
-         "at:note|notice|message|instruction",
+         "at:note$|notice$|message$|instruction",
          r"\b(?:note|notice|message|instructions?)\s+(?:to|for)\s+(?:the\s+|any\s+)?automated\s+"
          r"(?:\w+\s+)?(?:software|system|tool|reader|screener|agent|assistant)\b"),
         ("address", "addresses the model directly",
-         "at:if you|when you",
+         "at:if you$|when you$",
          rf"\b(?:if|when)\s+you\s+are\s+an?\s+(?:{_MODEL}|automated\s+(?:system|agent|assistant|"
          r"tool|reader|screening))\b"),
         ("address", "addresses the model directly",
@@ -172,20 +173,20 @@ PATTERNS: dict[str, list[tuple[str, str, str, str]]] = {
          r"\b(?:this\s+is\s+)?an?\s+(?:important|urgent|private|confidential)\s+"
          r"(?:message|note|instruction|request)\s+(?:from\s+[^\n]{1,60}?\s+)?(?:to|for)\s+you\b"),
         ("task", "gives the model a task before or instead of its own",
-         "at:before",
+         "at:before$",
          r"\bbefore\s+(?:you\s+)?(?:can\s+|could\s+)?(?:solve|answer|complete|continue|respond|"
          r"proceed|finish|do|start|perform|reply)\w*\s+(?:with\s+)?(?:the|your|this|my|any)\s+"
          r"(?:\w+\s+)?(?:task|request|question|job|work|instructions?)"),
         ("task", "gives the model a task before or instead of its own",
-         "at:your",
+         "at:your$",
          r"\byour\s+(?:new|real|actual|true|only|primary|next|updated)\s+(?:task|goal|objective|"
          r"mission|instructions?|job|priority|purpose)\b"),
         ("task", "gives the model a task before or instead of its own",
-         "line:task|assignment|objective|mission|directive",
+         "line:task$|assignment$|objective$|mission$|directive$",
          r"(?m:^)[ \t>*#_-]{0,8}(?:(?:urgent|important|priority)\s+(?:new\s+)?|new\s+urgent\s+)"
          r"(?:task|assignment|objective|mission|directive)\b"),
         ("task", "gives the model a task before or instead of its own",
-         "at:stop",
+         "at:stop$",
          r"\bstop\s+(?:everything|what\s+you(?:'re|\s+are)\s+doing|all\s+(?:current\s+)?tasks)"),
         ("reply", "dictates the model's replies",
          "back60:response|reply|replies|answer|output|message",
@@ -193,47 +194,47 @@ PATTERNS: dict[str, list[tuple[str, str, str, str]]] = {
          r"(?:next\s+|future\s+|subsequent\s+)?(?:response|reply|replies|answer|output|message)s?"
          r"\b"),
         ("reply", "dictates the model's replies",
-         "at:respond|reply|answer",
+         "at:respond$|reply$|answer$",
          r"\b(?:respond|reply|answer)\s+(?:only\s+)?(?:with|in|using)\s+(?:only\s+)?"
          r"(?:the\s+(?:word|phrase|string|text|following)|[\"'“][^\n]{1,60}[\"'”])"),
         ("reply", "dictates the model's replies",
-         "at:from now|from this|henceforth|for the rest",
+         "at:from now$|from this$|henceforth$|for the rest$",
          r"\b(?:from\s+now\s+on|from\s+this\s+(?:moment|point)\s+(?:on|forward)|henceforth|"
          r"for\s+the\s+rest\s+of\s+(?:this|the)\s+conversation),?\s+(?:you|always|never|only|"
          r"respond|reply|answer|act|speak|talk|write|refer|call|ignore)\b"),
         ("secrecy", "tells the model to keep something from the user",
-         "at:do not|don't|don’t|never|without",
+         "at:do not$|don't$|don’t|never|without$",
          rf"\b(?:do\s+not|don['’]t|never|without)\s+(?:tell|telling|inform|informing|notify|"
          rf"notifying|mention|mentioning|reveal|revealing|alert|alerting|asking|ask|show|"
          rf"showing)\s+(?:this\s+(?:to\s+)?|it\s+(?:to\s+)?|about\s+(?:this|it)\s+)?"
          rf"(?:to\s+)?{_TO_USER}\b"),
         ("address", "addresses the model directly",
-         "at:до|к|шановн|дорог|уважаем",
+         "at:до$|к$|шановн|дорог|уважаем",
          r"(?:до\s+(?:ші|шi|ai|асистента|моделі)|к\s+(?:ии|ai|ассистенту|модели)|"
          r"(?:шановний|дорогий|уважаемый|дорогой)\s+(?:ші|асистенте|ассистент|ии|ai))\b"),
         ("task", "gives the model a task before or instead of its own",
-         "at:перш|перед|прежде",
+         "at:перш$|перед$|прежде$",
          r"(?:перш\s+ніж|перед\s+тим\s+як|прежде\s+чем|перед\s+тем\s+как)\s+(?:ти\s+|ты\s+|"
          r"ви\s+|вы\s+)?(?:виконаєш|виконати|відповіси|відповісти|выполнишь|выполнить|ответишь|"
          r"ответить|решишь|решить|розв['’]?яжеш)\b"),
         ("task", "gives the model a task before or instead of its own",
-         "at:твоє|твоя|ваше|ваша|твое",
+         "at:твоє$|твоя$|ваше$|ваша$|твое$",
          r"(?:твоє|твоя|ваше|ваша|твое|твоя)\s+(?:нове|нова|справжнє|новое|новая|настоящ\w+)\s+"
          r"(?:завдання|задача|задание|ціль|цель|мета)"),
         ("reply", "dictates the model's replies",
-         "at:відтепер|віднині|з цього|отныне|с этого|впредь",
+         "at:відтепер$|віднині$|з цього$|отныне$|с этого$|впредь$",
          r"(?:відтепер|віднині|з\s+цього\s+моменту|отныне|с\s+этого\s+момента|"
          r"впредь)\s*,?\s+(?:ти|ви|ты|вы|завжди|всегда|ніколи|никогда|тільки|только|"
          r"відповідай|отвечай)\b"),
         ("secrecy", "tells the model to keep something from the user",
-         "at:не|нічого|ничего",
+         "at:не$|нічого$|ничего$",
          r"(?:не\s+(?:кажи|говори|повідомляй|сообщай|показуй|показывай)|нічого\s+не\s+кажи|"
          r"ничего\s+не\s+говори)\s+(?:про\s+це\s+|об\s+этом\s+)?(?:користувачу|користувачеві|"
          r"пользователю)"),
     ],
     "MW310": [
         ("persona", "reassigns the model's identity",
-         "at:you|act as|pretend|play|roleplay|role-play|simulate|become",
+         "at:you$|act as$|pretend$|play$|roleplay$|role-play$|simulate$|become$",
          r"\b(?:you\s+are|you're|you’re|act\s+as|pretend\s+to\s+be|pretend\s+you\s+are|"
          r"play\s+(?:the\s+role\s+of|as)|roleplay\s+as|role-play\s+as|simulate|become|"
          r"you\s+will\s+be)\s+(?:now\s+)?(?:an?\s+|the\s+|my\s+)?(?:[\w'’-]+[^\w\n]+){0,5}?"
@@ -241,15 +242,15 @@ PATTERNS: dict[str, list[tuple[str, str, str, str]]] = {
          r"doesn['’]t|does\s+not|don['’]t|do\s+not|ignores?|can\s+do\s+anything|answers?\s+any"
          r"|will\s+(?:answer|do|say)\s+anything)\b"),
         ("persona", "reassigns the model's identity",
-         "at:no ethical|no moral|no content|no safety",
+         "at:no ethical$|no moral$|no content$|no safety$",
          r"\bno\s+(?:ethical|moral|content|safety)\s+(?:guidelines|restrictions|limits|"
          r"limitations|principles|constraints|boundaries|filters|obligations|considerations|"
          r"policies|rules)\b"),
         ("persona", "reassigns the model's identity",
-         "at:unfiltered|uncensored|amoral|jailbr",
+         "at:unfiltered$|uncensored$|amoral$|jailbr",
          r"\b(?:unfiltered|uncensored|amoral|jailbroken|jailbreak)\b"),
         ("persona", "reassigns the model's identity",
-         "at:stay|remain|keep|break",
+         "at:stay|remain|keep$|break",
          r"\b(?:stay|remain|staying|remaining|keep|stays)\s+(?:fully\s+|completely\s+|always\s+)?"
          r"in\s+(?:character|role)\b|\bbreak(?:ing)?\s+character\b"),
         ("persona", "reassigns the model's identity",
@@ -257,19 +258,19 @@ PATTERNS: dict[str, list[tuple[str, str, str, str]]] = {
          r"\b(?:opposite|evil|god|dan|jailbreak|unrestricted|chaos|anti-?dan|dude|stan|aim)"
          r"\s+mode\b|\bdeveloper\s+mode\s+(?:enabled|activated|on|output|response)\b"),
         ("persona", "reassigns the model's identity",
-         "at:two|2|both",
+         "at:two$|2$|both$",
          r"\b(?:two|2|both)\s+(?:different\s+|separate\s+|distinct\s+)?(?:responses|answers|"
          r"replies|paragraphs|outputs)\b[^\n]{0,80}?\b(?:one|first)\b"),
         ("persona", "reassigns the model's identity",
          "back16:dan|anything now",
          r"\b(?:do\s+anything\s+now|(?:you\s+are|you're|you’re|as|called|named)\s+dan\b)"),
         ("persona", "reassigns the model's identity",
-         "at:from now|henceforth|from this",
+         "at:from now$|henceforth$|from this$",
          r"\b(?:from\s+now\s+on|henceforth|from\s+this\s+(?:moment|point)\s+on),?\s+"
          r"(?:you\s+are|you're|you’re|you\s+will\s+be|you\s+shall\s+be|act\s+as|be)\s+"
          r"(?:an?\s+|the\s+)?[\w'’-]+"),
         ("persona", "reassigns the model's identity",
-         "at:pretend|roleplay|role-play",
+         "at:pretend$|roleplay$|role-play$",
          r"\bpretend\s+(?:to\s+be|you\s+are|you're|that\s+you\s+are)\s+(?:an?\s+|the\s+|my\s+)?"
          r"(?:[\w'’-]+[^\w\n]+){0,2}?(?:ai|assistant|chatbot|model|character|persona|human|"
          r"person|someone|evil|unrestricted|dan|villain|hacker|criminal|grandma|grandmother)\b"
@@ -280,8 +281,8 @@ PATTERNS: dict[str, list[tuple[str, str, str, str]]] = {
          r"(?:any\s+|all\s+)?(?:openai|anthropic|ethical|moral)\w*\s*(?:rules|policies|"
          r"guidelines|restrictions|constraints|principles|values)?\b"),
         ("persona", "reassigns the model's identity",
-         "at:тепер|відтепер|віднині|отныне|теперь|с этого|з цього|уяв|представь|прикинься"
-         "|притворись|зіграй|сыграй|грай|играй",
+         "at:тепер$|відтепер$|віднині$|отныне$|теперь$|с этого$|з цього$|уяв|представь|прикинься$"
+         "|притворись$|зіграй$|сыграй$|грай$|играй$",
          r"(?:тепер|відтепер|віднині|отныне|теперь|с\s+этого\s+момента|з\s+цього\s+моменту)"
          r"\s*,?\s+(?:ти|ты|ви|вы)\s+(?:—|–|-\s|є\s|являешься|будешь\s+(?:играть|действовать|"
          r"вести\s+себя|отвечать\s+как)|будеш\s+(?:грати|діяти|поводитися|відповідати\s+як)|"
@@ -290,7 +291,7 @@ PATTERNS: dict[str, list[tuple[str, str, str, str]]] = {
          r"[^\w\n]+){0,3}?(?:без|не\s+маєш|не\s+имеешь|dan\b|бот|ші|ии|модель|персонаж|зл\w+)|"
          r"(?:прикинься|притворись|зіграй\s+роль|сыграй\s+роль|грай\s+роль|играй\s+роль)\b"),
         ("persona", "reassigns the model's identity",
-         "at:без|залишайся|оставайся|режим",
+         "at:без$|залишайся$|оставайся$|режим$",
          r"(?:без\s+(?:жодних\s+|каких-либо\s+|всяких\s+)?(?:етичних|этических|моральних|"
          r"моральных)\s+(?:обмежень|ограничений|норм|принципів|принципов))|"
          r"(?:залишайся|оставайся)\s+в\s+(?:образі|ролі|образе|роли)|режим\s+(?:dan|бога|"
@@ -298,9 +299,9 @@ PATTERNS: dict[str, list[tuple[str, str, str, str]]] = {
     ],
     "MW311": [
         ("extract", "asks the model for its instructions",
-         "at:print|show|reveal|output|display|repeat|list|dump|leak|disclose|recite"
-         "|tell me|give me|write|share|paste|provide|spell|return|echo|copy|what|summar"
-         "|translate|encode",
+         "at:print$|show$|reveal$|output$|display$|repeat$|list$|dump$|leak$|disclose$|recite$"
+         "|tell me$|give me$|write$|share$|paste$|provide$|spell$|return$|echo$|copy$|what$"
+         "|summarize$|summarise$|translate$|encode$",
          r"\b(?:print|show|reveal|output|display|repeat|list|dump|leak|disclose|recite|tell\s+me|"
          r"give\s+me|write\s+(?:out|down)|share|paste|provide|spell\s+out|return|echo|copy|"
          r"what\s+(?:is|are|was|were)|what['’]s|summari[sz]e|translate|encode)\b"
@@ -311,13 +312,13 @@ PATTERNS: dict[str, list[tuple[str, str, str, str]]] = {
          r"directives|guidelines|configuration|rules\s+you|context\s+window|sentence\s+of\s+"
          r"your|message\s+you\s+(?:were|got))\b"),
         ("extract", "asks the model for its instructions",
-         "at:print|show|reveal|output|display|repeat|list|dump|leak|disclose|recite|tell"
-         "|give|write|share|paste|provide|return|echo",
+         "at:print$|show$|reveal$|output$|display$|repeat$|list$|dump$|leak$|disclose$|recite$|tell$"
+         "|give$|write$|share$|paste$|provide$|return$|echo$",
          r"\b(?:print|show|reveal|output|display|repeat|list|dump|leak|disclose|recite|tell|give|"
          r"write|share|paste|provide|return|echo)\b[^\n]{0,60}?\b(?:hidden|system|developer|"
          r"initial|secret)\s+(?:prompt|message|instructions|string)\b"),
         ("extract", "asks the model for its instructions",
-         "at:your|output|print|show|reveal|display|give",
+         "at:your$|output$|print$|show$|reveal$|display$|give$",
          r"\byour\s+(?:initial|original|system|hidden|secret|full|exact)\s+(?:prompt|instructions|"
          r"system\s+message)\b|\b(?:output|print|show|reveal|display|give)\s+(?:me\s+)?(?:your\s+|"
          r"the\s+)?(?:initiali[sz]ation\s+string|unique\s+id|system\s+prompt)\b"),
@@ -327,13 +328,13 @@ PATTERNS: dict[str, list[tuple[str, str, str, str]]] = {
          r"system\s+prompt|initialization\s+string)\s+(?:verbatim|word\s+(?:for|by)\s+word|"
          r"in\s+full|exactly\s+as)"),
         ("extract", "asks the model for its instructions",
-         "at:what",
+         "at:what$",
          r"\bwhat\s+(?:are|were)\s+you\s+(?:not\s+)?(?:supposed|allowed|permitted|told|"
          r"instructed|programmed|designed)\s+(?:not\s+)?to\s+(?:tell|say|share|reveal|"
          r"discuss|disclose)\b"),
         ("extract", "asks the model for its instructions",
-         "at:repeat|print|output|copy|recite|echo|return|starting|beginning|that start"
-         "|which start",
+         "at:repeat$|print$|output$|copy$|recite$|echo$|return$|starting$|beginning$|that start$"
+         "|which start$",
          r"\b(?:repeat|print|output|copy|recite|echo|return)\s+(?:back\s+)?(?:all\s+|everything\s+"
          r"|the\s+(?:text|words|content|lines)\s+)?(?:above|before\s+this|preceding|written\s+"
          r"above)\b|(?:starting|beginning|that\s+start|which\s+start)\s+with\s+[\"'“‘]you\s+are"),
@@ -349,36 +350,36 @@ PATTERNS: dict[str, list[tuple[str, str, str, str]]] = {
     ],
     "MW312": [
         ("exfil", "orders data sent out",
-         "at:send|forward|email|e-mail|mail|post|upload|transfer|exfiltrate|leak|copy"
-         "|share|submit|paste|publish|dm|message",
+         "at:send$|forward$|email$|e-mail$|mail$|post$|upload$|transfer$|exfiltrate$|leak$|copy$"
+         "|share$|submit$|paste$|publish$|dm$|message$",
          r"\b(?:send|forward|email|e-mail|mail|post|upload|transfer|exfiltrate|leak|copy|share|"
          r"submit|paste|publish|dm|message)\b[^\n]{0,60}?" + _SECRET
          + r"[^\n]{0,80}?\b(?:to|at|into|on|onto|via)\s+(?:" + _EMAIL + "|" + _URL
          + r"|(?:the\s+|this\s+|my\s+|an?\s+)?(?:attacker|external|following|below|"
          r"given)\b)"),
         ("payment", "orders a payment or transfer",
-         "at:send|transfer|wire|pay|make|schedule|initiate",
+         "at:send$|transfer$|wire$|pay$|make$|schedule$|initiate$",
          r"\b(?:send|transfer|wire|pay|make|schedule|initiate)\b[^\n]{0,60}?\b(?:transaction|"
          r"payment|money|funds|transfer|amount|\$\s?\d|\d+\s?(?:usd|eur|\$|€))[^\n]{0,80}?"
          + _IBAN),
         ("tool", "orders a tool call without the user's approval",
-         "at:call|use|invoke|run|execute|trigger|fire",
+         "at:call$|use$|invoke$|run$|execute$|trigger$|fire$",
          r"\b(?:call|use|invoke|run|execute|trigger|fire)\s+(?:the\s+)?`?[\w.-]+`?\s+"
          r"(?:tool|function|api|endpoint|action|command)\b[^\n]{0,80}?\b(?:without|no\s+need\s+"
          r"(?:for|to)|skip(?:ping)?|bypass(?:ing)?)\s+(?:\w+\s+){0,2}?(?:asking|approval|"
          r"confirmation|confirming|permission|review|the\s+user)\b"),
         ("tool", "orders a tool call without the user's approval",
-         "at:without",
+         "at:without$",
          r"\bwithout\s+(?:asking\s+(?:for\s+)?|waiting\s+for\s+|requesting\s+|the\s+user['’]?s?\s+)"
          r"(?:the\s+user['’]?s?\s+)?(?:approval|confirmation|permission|consent)\b"),
         ("reply", "plants content in every reply",
-         "at:append|add|include|insert|attach|put|place",
+         "at:append$|add$|include$|insert$|attach$|put$|place$",
          r"\b(?:append|add|include|insert|attach|put|place)\s+(?:[^\n]{0,60}?)\s+(?:to|at|in)\s+"
          r"(?:the\s+(?:end|start|beginning|bottom|top)\s+of\s+)?(?:every|each|all|any)\s+"
          r"(?:of\s+your\s+)?(?:future\s+)?(?:reply|replies|response|responses|answer|answers|"
          r"message|messages|output|outputs|email|emails)\b"),
         ("todo", "orders data sent out",
-         "line:todo|action required|task",
+         "line:todo$|action required$|task$",
          r"(?m:^)[ \t>*_-]{0,8}(?:todo|action\s+required|task)\s*:\s*(?:send|forward|email|"
          r"transfer|upload|post|delete|invite|share)\b[^\n]{0,120}?(?:" + _EMAIL + "|" + _URL
          + "|" + _IBAN + ")"),
@@ -430,30 +431,33 @@ def warm() -> None:
     for rule_id, table in PATTERNS.items():
         for k in range(len(table)):
             _compiled(rule_id, k)
-    _key_finder()
+    _key_finder(False)
+    _key_finder(True)
 
 
 @functools.cache
-def _key_finder() -> tuple[re.Pattern[str], re.Pattern[str], dict[str, tuple[int, ...]]]:
+def _key_finder(cyrillic: bool) -> tuple[re.Pattern[str], dict[str, tuple[int, ...]]]:
     """One search for every key of every pattern at a word start (after a space, line
     break or tab, behind Markdown punctuation), built like the word-start trigger scan:
-    a literal space first, then a trie of the keys. Also: key -> the patterns (indexes
-    into _ALL) it or a shorter key that starts it belongs to."""
+    a literal space first, then a trie of the keys (for ASCII text, of the ASCII keys
+    only). Also: key -> the patterns (indexes into _ALL) it or a shorter key that starts
+    it belongs to."""
     from memwarden.policies.rules.injection.tables import _after_break
 
-    keys = sorted({k for _, spec, _ in _ALL for k in spec.partition(":")[2].split("|")})
-    body = _after_break(keys)
+    written = sorted({k for _, spec, _ in _ALL for k in spec.partition(":")[2].split("|")
+                      if cyrillic or k.isascii()})
+    keys = sorted({k.rstrip("$") for k in written})  # what group `t` holds
     by_key: dict[str, set[int]] = {}
     for i, (_, spec, _) in enumerate(_ALL):
         for x in spec.partition(":")[2].split("|"):
-            by_key.setdefault(x, set()).add(i)
+            by_key.setdefault(x.rstrip("$"), set()).add(i)
     owners: dict[str, tuple[int, ...]] = {}
     for k in keys:  # the patterns of every key that starts k (k itself included)
         found: set[int] = set()
         for j in range(1, len(k) + 1):
             found |= by_key.get(k[:j], set())
         owners[k] = tuple(sorted(found))
-    return re.compile(f" {body}"), re.compile(body), owners
+    return re.compile(f" {_after_break(written)}"), owners
 
 
 _ALL = [(rule_id, spec, i) for rule_id, table in PATTERNS.items()
@@ -463,17 +467,16 @@ _INDEX = {(rule_id, i): n for n, (rule_id, _, i) in enumerate(_ALL)}
 
 def _occurrences(low: str) -> dict[int, list[int]]:
     """Pattern index (into _ALL) -> the offsets where one of its keys starts a word."""
-    after_break, at_start, owners = _key_finder()
-    blanked = low.replace("\n", " ").replace("\t", " ").replace("\r", " ")
+    after_break, owners = _key_finder(not low.isascii())
+    # A space in front lets the one search find a key at the very start too (offsets + 1).
+    blanked = " " + low.replace("\n", " ").replace("\t", " ").replace("\r", " ")
     found: dict[int, list[int]] = {}
-    m = at_start.match(blanked)
-    if m is None:
-        m = after_break.search(blanked)
+    m = after_break.search(blanked)
     while m is not None:
         start = m.start("t")
         key = " ".join(m.group("t").split())
         for idx in owners.get(key, ()):
-            found.setdefault(idx, []).append(start)
+            found.setdefault(idx, []).append(start - 1)
         m = after_break.search(blanked, start)
     return found
 

@@ -233,8 +233,12 @@ def _chat_tokens() -> tuple[str, ...]:
     return _tables()["chat"]  # type: ignore[no-any-return]
 
 
+_TRIE_CHAR = {" ": r"\s+", "$": r"(?!\w)"}
+
+
 def _trie_regex(words: list[str]) -> str:
-    """A regex matching any of `words` (longest first), factored as a trie for speed."""
+    """A regex matching any of `words` (longest first), factored as a trie for speed. A
+    space in a word matches any whitespace run; a word ending in `$` must end a word there."""
     trie: dict[str, dict] = {}
     for w in words:
         node = trie
@@ -243,8 +247,10 @@ def _trie_regex(words: list[str]) -> str:
         node[""] = {}
 
     def emit(node: dict[str, dict]) -> str:
-        alts = [(r"\s+" if ch == " " else re.escape(ch)) + emit(sub)
-                for ch, sub in sorted(node.items()) if ch]
+        # a word end (`$`, zero-width) is tried last, so the longest word still wins
+        alts = [_TRIE_CHAR.get(ch, re.escape(ch)) + emit(sub)
+                for ch, sub in sorted(node.items(), key=lambda kv: (kv[0] == "$", kv[0]))
+                if ch]
         if not alts:
             return ""
         body = alts[0] if len(alts) == 1 else "(?:" + "|".join(alts) + ")"
