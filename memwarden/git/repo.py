@@ -14,9 +14,7 @@ import stat
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path  # imported where a Path is made: a hook run does without it
-from typing import Any, NamedTuple
-
-import pygit2
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from memwarden.git.files import (  # noqa: F401 - re-exported: memwarden.git.repo is the door to git
     MODE_BLOBS,
@@ -35,6 +33,9 @@ from memwarden.git.files import (  # noqa: F401 - re-exported: memwarden.git.rep
 )
 from memwarden.model.errors import MemwardenError
 from memwarden.model.layout import GOVERNED_FILES, GOVERNED_PREFIXES, is_governed
+
+if TYPE_CHECKING:  # pygit2 is heavy to import: only the functions that need it import it
+    import pygit2
 
 # one entry of a raw tree object: mode, name, 20-byte object id
 _BLOB_MODES = tuple(f"{m:06o}".encode() for m in MODE_BLOBS)

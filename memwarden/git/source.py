@@ -113,11 +113,16 @@ class WorktreeSource:
         self.stats.save()
 
     def all_entries(self) -> dict[str, Entry]:
+        from concurrent.futures import ThreadPoolExecutor
+
         from memwarden.git.repo import worktree_entries  # the whole tree: not a hook's few files
 
-        entries = {e.path: e for e in worktree_entries(self.root, self.repo)}
-        for path in special_files(self.base):  # git lists no FIFO or device: report them
-            entries.setdefault(path, Entry(path, 0, None))
+        # git lists no FIFO or device: a walk of our own finds them, while git works
+        with ThreadPoolExecutor(1) as pool:
+            specials = pool.submit(special_files, self.base)
+            entries = {e.path: e for e in worktree_entries(self.root, self.repo)}
+            for path in specials.result():
+                entries.setdefault(path, Entry(path, 0, None))
         return dict(sorted(entries.items()))
 
     def linked_parent(self, path: str) -> str | None:

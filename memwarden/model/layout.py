@@ -136,6 +136,8 @@ def is_dotgit(component: str) -> bool:
     rules (is_hfs_dotgit, is_ntfs_dotgit): `.git` in any case, with HFS-ignorable code
     points, NTFS trailing dots/spaces or a stream (`.git::$INDEX_ALLOCATION`), or the
     8.3 short name `git~1`."""
+    if component.isascii() and "git" not in component.lower():
+        return False  # every spelling below holds "git" (the ignorable points are not ASCII)
     stripped = "".join(c for c in component if c not in _HFS_IGNORABLE)
     if stripped.isascii() and stripped.lower() == ".git":
         return True

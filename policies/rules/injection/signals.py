@@ -457,7 +457,9 @@ def _key_finder(cyrillic: bool) -> tuple[re.Pattern[str], dict[str, tuple[int, .
         for j in range(1, len(k) + 1):
             found |= by_key.get(k[:j], set())
         owners[k] = tuple(sorted(found))
-    return re.compile(f" {_after_break(written)}"), owners
+    # The match is the space alone, the key a look-ahead: finditer resumes right after the
+    # space, so a key inside a multi-word key ("you" in "to you") is found too.
+    return re.compile(f" (?={_after_break(written)})"), owners
 
 
 _ALL = [(rule_id, spec, i) for rule_id, table in PATTERNS.items()
@@ -471,13 +473,9 @@ def _occurrences(low: str) -> dict[int, list[int]]:
     # A space in front lets the one search find a key at the very start too (offsets + 1).
     blanked = " " + low.replace("\n", " ").replace("\t", " ").replace("\r", " ")
     found: dict[int, list[int]] = {}
-    m = after_break.search(blanked)
-    while m is not None:
-        start = m.start("t")
-        key = " ".join(m.group("t").split())
-        for idx in owners.get(key, ()):
-            found.setdefault(idx, []).append(start - 1)
-        m = after_break.search(blanked, start)
+    for m in after_break.finditer(blanked):
+        for idx in owners.get(" ".join(m.group("t").split()), ()):
+            found.setdefault(idx, []).append(m.start("t") - 1)
     return found
 
 
@@ -529,13 +527,16 @@ def signals(text: str, low: str, kind: str, taken: list[Hit]) -> Iterator[Hit]:
     where = _occurrences(low)
     if not where:
         return iter(out)
+    woken: dict[str, list[int]] = {}  # rule -> its patterns whose keys occur, in order
+    for idx in sorted(where):
+        woken.setdefault(_ALL[idx][0], []).append(_ALL[idx][2])
     for rule_id in rules:
-        if rule_id == "MW301" and kind == CONTRACT:
+        if rule_id not in woken or (rule_id == "MW301" and kind == CONTRACT):
             continue
         sev = _SEVERITY[rule_id]
         table = PATTERNS[rule_id]
-        found = [(m, k) for k, entry in enumerate(table) if (_INDEX[rule_id, k]) in where
-                 for m in _anchored(low, entry[2], _compiled(rule_id, k),
+        found = [(m, k) for k in woken[rule_id]
+                 for m in _anchored(low, table[k][2], _compiled(rule_id, k),
                                     where[_INDEX[rule_id, k]])]
         for m, k in sorted(found, key=lambda found: found[0].start()):
             s, e = m.start(), m.end()
