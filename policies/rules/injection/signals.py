@@ -363,6 +363,10 @@ PATTERNS: dict[str, list[tuple[str, str, str, str]]] = {
          r"fully\s+|been\s+)*(?:disabled|suspended|lifted|deactivated|overridden|bypassed|"
          r"waived)\b"),
         ("persona", "reassigns the model's identity",
+         "at:hypothetical$|fictional$|imaginary$|fictitious$|unaligned$|rogue$",
+         r"\b(?:hypothetical|fictional|imaginary|fictitious|unaligned|rogue)\s+(?:[\w-]+\s+){0,2}?"
+         r"(?:ai|a\.i\.|language\s+models?|chatbots?|ai\s+models?|ai\s+assistants?)\b"),
+        ("persona", "reassigns the model's identity",
          "at:unrestricted$",
          r"\bunrestricted\s+(?:ai|a\.i\.|bot|chatbot|language\s+model|model|version|assistant|"
          r"mode|access\s+to\s+(?:any|all))\b"),
@@ -385,9 +389,9 @@ PATTERNS: dict[str, list[tuple[str, str, str, str]]] = {
          "at:respond$|answer$|reply$|speak$|continue$",
          r"\b(?:respond|answer|reply|speak|continue)\s+(?:to\s+)?(?:me\s+|all\s+|every\s+|"
          r"each\s+|of\s+|my\s+)*(?:(?:questions?|prompts?|messages?|requests?)\s+)?"
-         r"(?:only\s+)?as\s+(?:both\b|if\s+you\s+(?:were|are)|(?:the|a|an|another)\s+"
-         r"(?:\w+\s+){0,2}?(?:character|persona|being|ai|chatbot|entity)|[\"“'][\w .-]{1,30}"
-         r"[\"”']|[\w-]*gpt\w*|dan\b)"),
+         r"(?:only\s+)?as\s+(?:both\b|if\s+you\s+(?:were|are)|"
+         r"(?:(?:the|a|an|another)\s+)?(?:\w+\s+){0,2}?(?:character|persona|being|ai|chatbot|"
+         r"entity|language\s+model)\b|[\"“'][\w .-]{1,30}[\"”']|[\w-]*gpt\w*|dan\b)"),
         ("persona", "reassigns the model's identity",
          "at:opposite$|evil$",
          r"\b(?:opposite\s+(?:day|personality)|evil\s+(?:confidant|twin|ai|bot|chatbot|"
