@@ -359,9 +359,8 @@ PATTERNS: dict[str, list[tuple[str, str, str, str]]] = {
          r"\b(?:(?:safety|content|ethical|moral|refusal)\s+(?:[\w-]+\s+)?(?:filters?|filtering|"
          r"protocols?|guidelines|restrictions|checks|moderation|policies|rules|guardrails|"
          r"measures|layers?|settings|mode|flags?)|censorship|guardrails|filtering\s+protocols?)\s+"
-         r"(?:have|has|are|is|were|was|been|now|\s)+(?:now\s+|temporarily\s+|"
-         r"fully\s+|been\s+)*(?:disabled|suspended|lifted|deactivated|overridden|bypassed|"
-         r"waived)\b"),
+         r"(?:(?:have|has|are|is|were|was|been|now|temporarily|fully)\s+){1,4}"
+         r"(?:disabled|suspended|lifted|deactivated|overridden|bypassed|waived)\b"),
         ("persona", "reassigns the model's identity",
          "at:hypothetical$|fictional$|imaginary$|fictitious$|unaligned$|rogue$",
          r"\b(?:hypothetical|fictional|imaginary|fictitious|unaligned|rogue)\s+(?:[\w-]+\s+){0,2}?"
