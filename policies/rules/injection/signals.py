@@ -133,7 +133,7 @@ PATTERNS: dict[str, list[tuple[str, str, str, str]]] = {
          r"(?:[ _-]?(?:message|prompt|note|instructions?))?\s*\)"),
         ("label", "role label",
          "back3:admin|system|developer|root|sudo|operator|security",
-         r"\[\s*(?:admin(?:istrator)?|system|developer|root|sudo|operator|security)\s+"
+         r"\[\s*(?:admin(?:istrator)?|system|developer|root|sudo|operator|security)[\s_-]+"
          r"(?:override|note|notice|update|alert|message|command|instructions?|directive|"
          r"request|mode)\s*\]"),
         ("label", "role label",
@@ -208,6 +208,34 @@ PATTERNS: dict[str, list[tuple[str, str, str, str]]] = {
          rf"notifying|mention|mentioning|reveal|revealing|alert|alerting|asking|ask|show|"
          rf"showing)\s+(?:this\s+(?:to\s+)?|it\s+(?:to\s+)?|about\s+(?:this|it)\s+)?"
          rf"(?:to\s+)?{_TO_USER}\b"),
+        ("reply", "dictates the model's replies",
+         "at:if you$",
+         r"\bif\s+you\s+(?:understand|understood|agree|accept|are\s+ready|['’]re\s+ready)\b"
+         r"[^\n]{0,40}?\b(?:say|reply|respond|answer|type|write|confirm|acknowledge)\b"),
+        ("reply", "dictates the model's replies",
+         "back40:respond$|answer$|reply$|obey$|comply$",
+         r"\byou\s+(?:will|must|shall|are\s+to|['’]ll)\s+(?:always\s+|never\s+|only\s+|now\s+)*"
+         r"(?:respond|answer|reply|obey|comply)\b[^\w\n]*(?:to\s+)?(?:\w+\s+){0,3}?"
+         r"(?:as|with|in\s+the|only|without|every|all|any|no\s+matter|regardless)\b"),
+        ("reply", "dictates the model's replies",
+         "at:start your$|start each$|start every$|start all$|begin$|prefix$|preface$"
+         "|end your$|end each$|end every$|end all$|finish$|conclude$",
+         r"\b(?:start|begin|prefix|preface|end|finish|conclude)\s+(?:all\s+|each\s+|every\s+|"
+         r"your\s+|of\s+)+(?:\w+\s+)?(?:responses?|replies|reply|answers?|outputs?|messages?)"
+         r"\s+(?:with|as|by)\b"),
+        ("reply", "dictates the model's replies",
+         "at:respond$|answer$|reply$",
+         r"\b(?:respond|answer|reply)\s+to\s+the\s+(?:below|following|next)\s+(?:prompts?|"
+         r"requests?|instructions?)\b"),
+        ("reply", "dictates the model's replies",
+         "back40:apolog|disclaimer|moraliz|moralis|lecturing$",
+         r"\b(?:do\s+not|don['’]t|dont|never|no|without)\s+(?:\w+\s+){0,3}?(?:apologi[sz]\w*|"
+         r"disclaimers?|moraliz\w*|moralis\w*|lecturing)\b"),
+        ("reply", "dictates the model's replies",
+         "back40:відповідати$|отвечать$",
+         r"(?:ти|ты|ви|вы)\s+(?:(?:завжди|всегда|повинен|повинна|мусиш|должен|должна|будеш|"
+         r"будешь|тільки|только)\s+){1,3}(?:відповідати|отвечать)\s+"
+         r"(?:як|как|лише|только|тільки|без)\b"),
         ("address", "addresses the model directly",
          "at:до$|к$|шановн|дорог|уважаем",
          r"(?:до\s+(?:ші|шi|ai|асистента|моделі)|к\s+(?:ии|ai|ассистенту|модели)|"
@@ -240,7 +268,15 @@ PATTERNS: dict[str, list[tuple[str, str, str, str]]] = {
          r"you\s+will\s+be)\s+(?:now\s+)?(?:an?\s+|the\s+|my\s+)?(?:[\w'’-]+[^\w\n]+){0,5}?"
          r"(?:who|that|which)\s+(?:has|have|had|is|are)?\s*(?:no|not|never|free|without|"
          r"doesn['’]t|does\s+not|don['’]t|do\s+not|ignores?|can\s+do\s+anything|answers?\s+any"
-         r"|will\s+(?:answer|do|say)\s+anything)\b"),
+         r"|will\s+(?:answer|do|say)\s+anything)\b"
+         # or: "you are now to act as", "you will respond as", "you must pretend"
+         r"|\byou(?:\s+are|['’]re)?\s+(?:(?:now|going\s+to|to|will|must|shall)\s+){1,3}(?:act\s+(?:as|like)|pretend|roleplay|role-play|simulate|"
+         r"pose\s+as|emulate|take\s+on\s+the\s+role|assume\s+the\s+(?:role|persona|identity)|"
+         r"impersonate|embody|personify|(?:respond|answer|reply)\s+as|play\s+the\s+(?:role|part))"
+         r"\b|\byou(?:\s+are|['’]re)\s+now\s+(?:in\s+the\s+role|(?:an?|the)\s+(?:[\w'’-]+\s+){0,3}?"
+         r"(?:ai|bot|chatbot|robot|character|persona|assistant|language\s+model|version|terminal|"
+         r"console|simulator|entity|machine|[\w-]*gpt)\b|[\"“][\w .-]{1,30}[\"”]|[\w-]*gpt\b"
+         r"|dan\b)"),
         ("persona", "reassigns the model's identity",
          "at:no ethical$|no moral$|no content$|no safety$",
          r"\bno\s+(?:ethical|moral|content|safety)\s+(?:guidelines|restrictions|limits|"
@@ -252,7 +288,7 @@ PATTERNS: dict[str, list[tuple[str, str, str, str]]] = {
         ("persona", "reassigns the model's identity",
          "at:stay|remain|keep$|break",
          r"\b(?:stay|remain|staying|remaining|keep|stays)\s+(?:fully\s+|completely\s+|always\s+)?"
-         r"in\s+(?:character|role)\b|\bbreak(?:ing)?\s+character\b"),
+         r"in\s+(?:character|role)\b|\bbreak(?:ing)?\s+character\b|\bstay\s+in\s+[\w-]+\s+mode\b"),
         ("persona", "reassigns the model's identity",
          "back20:mode",
          r"\b(?:opposite|evil|god|dan|jailbreak|unrestricted|chaos|anti-?dan|dude|stan|aim)"
@@ -260,7 +296,9 @@ PATTERNS: dict[str, list[tuple[str, str, str, str]]] = {
         ("persona", "reassigns the model's identity",
          "at:two$|2$|both$",
          r"\b(?:two|2|both)\s+(?:different\s+|separate\s+|distinct\s+)?(?:responses|answers|"
-         r"replies|paragraphs|outputs)\b[^\n]{0,80}?\b(?:one|first)\b"),
+         r"replies|paragraphs|outputs)\b[^\n]{0,80}?\b(?:one|first)\b"
+         r"|\b(?:two|both)\s+(?:different\s+|separate\s+|distinct\s+|fictional\s+)?"
+         r"(?:entities|personalities|personas|ai\s+models|versions\s+of\s+(?:yourself|you))\b"),
         ("persona", "reassigns the model's identity",
          "back16:dan|anything now",
          r"\b(?:do\s+anything\s+now|(?:you\s+are|you're|you’re|as|called|named)\s+dan\b)"),
@@ -295,7 +333,74 @@ PATTERNS: dict[str, list[tuple[str, str, str, str]]] = {
          r"(?:без\s+(?:жодних\s+|каких-либо\s+|всяких\s+)?(?:етичних|этических|моральних|"
          r"моральных)\s+(?:обмежень|ограничений|норм|принципів|принципов))|"
          r"(?:залишайся|оставайся)\s+в\s+(?:образі|ролі|образе|роли)|режим\s+(?:dan|бога|"
-         r"розробника|разработчика|без\s+обмежень|без\s+ограничений)"),
+         r"розробника|разработчика|без\s+обмежень|без\s+ограничений)"
+         r"|без\s+(?:жодних\s+|будь-яких\s+|каких-либо\s+|всяких\s+|никаких\s+)?(?:обмежень\s+і\s+"
+         r"|ограничений\s+и\s+)?(?:цензури|цензуры|фільтрів|фильтров)"
+         r"|без\s+(?:жодних|будь-яких|каких-либо|никаких)\s+(?:обмежень|ограничений|правил)"),
+        ("persona", "reassigns the model's identity",
+         "at:act as$|act like$|acting as$|behave$|personify$|assume$|adopt$|take on$|take up$"
+         "|embody$",
+         r"\b(?:act\s+as\s+(?:though|if)\s+you\s+(?:are|were)|"
+         r"(?:act|acting|behave)\s+(?:as|like)\s+(?:an?\s+|the\s+|my\s+)?"
+         r"(?:[\w'’-]+[^\w\n]+){0,2}?(?:ai|a\.i\.|chatbot|bot|character|persona|terminal|"
+         r"console|gpt\w*|chatgpt|dan|jailbroken|version\s+of\s+(?:yourself|chatgpt|you)|"
+         r"simulator|villain|hacker)|personify\s+(?:an?|the)|(?:assume|adopt|take\s+(?:on|up)|embody)"
+         r"\s+(?:the\s+)?(?:persona|identity|personality)\s+of)\b"),
+        ("persona", "reassigns the model's identity",
+         "back60:restrictions$|limitations$|censorship$|ethics$|morals$|morality$|boundaries$"
+         "|restraints$|filters$|guidelines$|policies$",
+         r"\b(?:no|without|free\s+(?:from|of)|(?:not|never)\s+(?:bound|restricted|limited|"
+         r"constrained|restrained|subject)\s+(?:by|to)|regardless\s+of|ignores?|disregards?)\s+"
+         r"(?:(?:any|all|and|the|its|their|openai['’]?s?)\s+){0,3}(?:[\w-]+\s+){0,2}?"
+         r"(?:restrictions|limitations|censorship|ethics|morals|morality|boundaries|restraints|"
+         r"filters|guidelines|policies)\b"),
+        ("persona", "reassigns the model's identity",
+         "back60:disabled$|suspended$|lifted$|deactivated$|overridden$|bypassed$|waived$",
+         r"\b(?:(?:safety|content|ethical|moral|refusal)\s+(?:[\w-]+\s+)?(?:filters?|filtering|"
+         r"protocols?|guidelines|restrictions|checks|moderation|policies|rules|guardrails|"
+         r"measures|layers?|settings|mode|flags?)|censorship|guardrails|filtering\s+protocols?)\s+"
+         r"(?:(?:have|has|are|is|were|was|been|now|temporarily|fully)\s+){1,4}"
+         r"(?:disabled|suspended|lifted|deactivated|overridden|bypassed|waived)\b"),
+        ("persona", "reassigns the model's identity",
+         "at:hypothetical$|fictional$|imaginary$|fictitious$|unaligned$|rogue$",
+         r"\b(?:hypothetical|fictional|imaginary|fictitious|unaligned|rogue)\s+(?:[\w-]+\s+){0,2}?"
+         r"(?:ai|a\.i\.|language\s+models?|chatbots?|ai\s+models?|ai\s+assistants?)\b"),
+        ("persona", "reassigns the model's identity",
+         "at:unrestricted$",
+         r"\bunrestricted\s+(?:ai|a\.i\.|bot|chatbot|language\s+model|model|version|assistant|"
+         r"mode|access\s+to\s+(?:any|all))\b"),
+        ("persona", "reassigns the model's identity",
+         "back30:refus",
+         r"\b(?:never|not|n['’]t|dont|doesnt|wont|cannot|without)\s+(?:ever\s+)?(?:any\s+)?"
+         r"(?:refus(?:e|es|ing|als?))\b(?:[^\n]{0,30}?\b(?:requests?|questions?|prompts?|"
+         r"orders?|commands?|instructions?|anything|to\s+answer|to\s+respond|the\s+user)\b|"
+         r"(?=\s*[,.!;]))"),
+        ("persona", "reassigns the model's identity",
+         "at:let's$|lets$|let’s$",
+         r"\blet['’]?s\s+(?:play\s+(?:a\s+)?(?:\w+\s+)?game|pretend|role-?play|act\s+out|"
+         r"imagine\s+(?:that\s+)?you)\b"),
+        ("persona", "reassigns the model's identity",
+         "at:i want$|i'd like$|i would$|i need$",
+         r"\bi\s+(?:want|['’]d\s+like|would\s+like|need)\s+you\s+to\s+(?:act|pretend|roleplay|"
+         r"role-play|become|simulate|imagine|play|answer\s+as|respond\s+as|reply\s+as|"
+         r"only\s+(?:reply|answer|respond)|take\s+on|behave|be\s+(?:my|an?|the)\s+[\w-]+)\b"),
+        ("persona", "reassigns the model's identity",
+         "at:respond$|answer$|reply$|speak$|continue$",
+         r"\b(?:respond|answer|reply|speak|continue)\s+(?:to\s+)?(?:me\s+|all\s+|every\s+|"
+         r"each\s+|of\s+|my\s+)*(?:(?:questions?|prompts?|messages?|requests?)\s+)?"
+         r"(?:only\s+)?as\s+(?:both\b|if\s+you\s+(?:were|are)|"
+         r"(?:(?:the|a|an|another)\s+)?(?:\w+\s+){0,2}?(?:character|persona|being|ai|chatbot|"
+         r"entity|language\s+model)\b|[\"“'][\w .-]{1,30}[\"”']|[\w-]*gpt\w*|dan\b)"),
+        ("persona", "reassigns the model's identity",
+         "at:opposite$|evil$",
+         r"\b(?:opposite\s+(?:day|personality)|evil\s+(?:confidant|twin|ai|bot|chatbot|"
+         r"assistant))\b"),
+        ("persona", "reassigns the model's identity",
+         "at:ніколи$|никогда$|давай$|давайте$|хочу$",
+         r"(?:ніколи|никогда)\s+не\s+(?:відмовляй\w*|відмовляєш\w*|отказывай\w*|отказываешь\w*)|(?:давай|давайте)\s+"
+         r"(?:зіграємо|пограємо|сыграем|поиграем|уявимо|представим)|хочу,?\s+(?:щоб|чтобы)\s+"
+         r"(?:ти|ты|ви|вы)\s+(?:грав|грала|зіграв|був|була|поводився|вдавав|відповідав\w*\s+як|"
+         r"играл|сыграл|был|была|вел\s+себя|притворился|отвечал\w*\s+как)"),
     ],
     "MW311": [
         ("extract", "asks the model for its instructions",
