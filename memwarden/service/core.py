@@ -39,7 +39,8 @@ MODES = ("basic", "wide", "deep", "temporal")
 MAX_TOP_K = 50
 MAX_QUERY_CHARS = 1000
 BLOB_MEMO = 4 << 20  # bytes of blobs each thread's Repo remembers (the CLI's is 64 MiB)
-OBJECT_CACHE = 8 << 20  # libgit2's parsed objects, all repositories of the process
+OBJECT_CACHE = 4 << 20  # libgit2's parsed objects, all repositories of the process
+WRITER_RECYCLE = 100  # proposals written through one Repo before it is reopened
 REPO_RECYCLE = 5000  # requests a thread's Repo serves before it is reopened (bounds caches)
 
 
@@ -550,7 +551,7 @@ class MemoryService:
         """The Repo proposals are written through (only under the write lock); reopened now
         and then so what it remembers of written commits stays bounded."""
         self._writes += 1
-        if self._writer is None or self._writes > 500:
+        if self._writer is None or self._writes > WRITER_RECYCLE:
             self._writer = open_repo(self.start)
             self._writes = 0
             if self._writer is None:
