@@ -17,6 +17,7 @@ import datetime as _dt
 import json
 import re
 import threading
+import time
 from collections import OrderedDict
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -40,8 +41,19 @@ MAX_TOP_K = 50
 MAX_QUERY_CHARS = 1000
 BLOB_MEMO = 4 << 20  # bytes of blobs each thread's Repo remembers (the CLI's is 64 MiB)
 OBJECT_CACHE = 4 << 20  # libgit2's parsed objects, all repositories of the process
-WRITER_RECYCLE = 100  # proposals written through one Repo before it is reopened
+WRITER_RECYCLE = 100
+TRIM_SECONDS = 10.0  # proposals written through one Repo before it is reopened
 REPO_RECYCLE = 5000  # requests a thread's Repo serves before it is reopened (bounds caches)
+
+
+def _malloc_trim() -> Any:
+    """glibc's malloc_trim, or None on other C libraries."""
+    import ctypes
+
+    try:
+        return ctypes.CDLL(None).malloc_trim
+    except (OSError, AttributeError):
+        return None
 
 
 class _Cache:
@@ -105,6 +117,8 @@ class MemoryService:
         self.cache = _Cache(int(self.settings["cache_entries"]))
         self._local = threading.local()
         self._commit_facts: dict[str, Facts] = {}
+        self._trim = _malloc_trim()
+        self._trimmed = time.monotonic()
         self.executor = ThreadPoolExecutor(int(self.settings["threads"]),
                                            thread_name_prefix="memwarden")
         self._write_lock = threading.Lock()
@@ -267,7 +281,19 @@ class MemoryService:
             if len(self._commit_facts) >= 64:
                 self._commit_facts.clear()
             self._commit_facts[sha] = facts
+            self._release_memory()
         return facts
+
+    def _release_memory(self) -> None:
+        """Hand the allocator's free pages back to the system, at most every TRIM_SECONDS,
+        when main moves: glibc keeps what was freed inside its per-thread arenas (a
+        response rebuilt on another thread leaves its old copy's pages there), and the
+        process would keep them for good."""
+        now = time.monotonic()
+        if self._trim is None or now - self._trimmed < TRIM_SECONDS:
+            return
+        self._trimmed = now
+        self._trim(0)
 
     def _basis(self, repo: Repo, facts: Facts, agent: str, mode: str) -> Basis:
         """What a read at `facts.sha` depends on besides the commit's id and date."""
