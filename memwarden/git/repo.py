@@ -11,6 +11,7 @@ import hashlib
 import os
 import re
 import stat
+import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path  # imported where a Path is made: a hook run does without it
@@ -36,6 +37,10 @@ from memwarden.model.layout import GOVERNED_FILES, GOVERNED_PREFIXES, is_governe
 
 if TYPE_CHECKING:  # pygit2 is heavy to import: only the functions that need it import it
     import pygit2
+
+# pygit2 (1.21) keeps a reference to the path string of every Tree or References lookup
+# for good; one interned string per path keeps that to the paths there are, not lookups.
+_key = sys.intern
 
 # one entry of a raw tree object: mode, name, 20-byte object id
 _BLOB_MODES = tuple(f"{m:06o}".encode() for m in MODE_BLOBS)
@@ -222,7 +227,7 @@ class Repo:
         """The content of `path` at `rev`, or None when absent or not a blob."""
         commit = self._repo.get(self.resolve_commit(rev))
         try:
-            obj = commit.tree[path]
+            obj = commit.tree[_key(path)]
         except KeyError:
             return None
         if obj.type_str != "blob":
@@ -296,7 +301,7 @@ class Repo:
         """The id of the tree (or blob) at `path` in commit `rev` (None: absent). Equal ids
         mean identical content, without diffing."""
         try:
-            return str(self._repo.get(self.resolve_commit(rev)).tree[path].id)
+            return str(self._repo.get(self.resolve_commit(rev)).tree[_key(path)].id)
         except KeyError:
             return None
 
@@ -380,7 +385,7 @@ class Repo:
 
     def ref_target(self, ref: str) -> str | None:
         try:
-            return str(self._repo.references[ref].peel().id)
+            return str(self._repo.references[_key(ref)].peel().id)
         except (KeyError, ValueError):
             return None
 
@@ -521,7 +526,7 @@ class Repo:
                 child_kept = changed is not None and path not in changed
                 continue
             try:
-                blob: str | None = str(r.get(sha).tree[path].id)
+                blob: str | None = str(r.get(sha).tree[_key(path)].id)
             except KeyError:
                 blob = None
             child_kept = changed is not None and path not in changed
@@ -687,7 +692,7 @@ class Repo:
         """The tree id of folder `path` in `rev`'s tree, None when it is not a folder."""
         commit = self._repo.get(self.resolve_commit(rev))
         try:
-            obj = commit.tree[path]
+            obj = commit.tree[_key(path)]
         except KeyError:
             return None
         return str(obj.id) if obj.filemode == MODE_TREE else None
@@ -700,7 +705,7 @@ class Repo:
         """One path of a committed tree, looked up directly (no walk)."""
         commit = self._repo.get(self.resolve_commit(rev))
         try:
-            obj = commit.tree[path]
+            obj = commit.tree[_key(path)]
         except KeyError:
             return None
         if obj.filemode == MODE_TREE:
@@ -1349,7 +1354,7 @@ _KIND = {MODE_FILE: "file", MODE_EXEC: "file", MODE_LINK: "link"}
 
 def _tree_entry(tree: Any, path: str) -> Any:
     try:
-        entry = tree[path]
+        entry = tree[_key(path)]
     except KeyError:
         return None
     return None if entry.type_str == "tree" else entry

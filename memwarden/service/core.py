@@ -3,9 +3,11 @@ calls (memwarden.read.*, memwarden.apply.propose, memwarden.apply.status).
 
 Reads name one commit of the main branch, resolved per request (or `at`, a commit id on
 main's history), so a reader never sees a half-landed apply and sees a new commit on its
-next request. Results are cached by commit id (a commit fixes its tree), bounded in
-entries. Writes are proposals: `memwarden propose`'s code, under one in-process lock, each
-a new branch created exactly once; the service never moves main. Every operation checks
+next request. Results are cached by commit id (a commit fixes its tree), and a read of an
+agent also by what it depends on (readcache.py), so landing another agent's change does
+not make it be built again; the cache is bounded in entries. Writes are proposals:
+`memwarden propose`'s code, under one in-process lock, each a new branch created exactly
+once; the service never moves main. Every operation checks
 the caller's scope and agent first, so both fronts enforce the same rules.
 """
 
@@ -15,15 +17,19 @@ import datetime as _dt
 import json
 import re
 import threading
+import time
 from collections import OrderedDict
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 from memwarden.git.repo import Repo, limit_object_cache, open_repo
-from memwarden.model.config import Config, load_config, load_config_at
+from memwarden.model.config import CONFIG_NAME, Config, load_config, load_config_at
 from memwarden.model.errors import MemwardenError
+from memwarden.read.budget import iso
+from memwarden.read.reader import MODE_BUDGETS
 from memwarden.service.errors import Principal, ServiceError
+from memwarden.service.readcache import Basis, Facts, make_slot, patched, tokens_alone
 from memwarden.version import __version__
 
 AGENT_RE = re.compile(r"^[a-z0-9][a-z0-9-]{0,127}$")
@@ -34,7 +40,20 @@ MODES = ("basic", "wide", "deep", "temporal")
 MAX_TOP_K = 50
 MAX_QUERY_CHARS = 1000
 BLOB_MEMO = 4 << 20  # bytes of blobs each thread's Repo remembers (the CLI's is 64 MiB)
+OBJECT_CACHE = 4 << 20  # libgit2's parsed objects, all repositories of the process
+WRITER_RECYCLE = 100
+TRIM_SECONDS = 10.0  # proposals written through one Repo before it is reopened
 REPO_RECYCLE = 5000  # requests a thread's Repo serves before it is reopened (bounds caches)
+
+
+def _malloc_trim() -> Any:
+    """glibc's malloc_trim, or None on other C libraries."""
+    import ctypes
+
+    try:
+        return ctypes.CDLL(None).malloc_trim
+    except (OSError, AttributeError):
+        return None
 
 
 class _Cache:
@@ -97,6 +116,9 @@ class MemoryService:
         self.cap = int(self.settings["max_tokens_cap"])
         self.cache = _Cache(int(self.settings["cache_entries"]))
         self._local = threading.local()
+        self._commit_facts: dict[str, Facts] = {}
+        self._trim = _malloc_trim()
+        self._trimmed = time.monotonic()
         self.executor = ThreadPoolExecutor(int(self.settings["threads"]),
                                            thread_name_prefix="memwarden")
         self._write_lock = threading.Lock()
@@ -106,7 +128,9 @@ class MemoryService:
         self.last_commit: str | None = None
         snap = self.settings.get("snapshot_dir") or ""
         self.snapshot_dir = Path(snap) if snap else self.git_dir / "memwarden" / "snapshots"
-        limit_object_cache(64 << 20)  # a long-running reader of a moving main
+        # A long-running reader of a moving main: every new commit brings new trees, and
+        # the hot ones (main's memory/ and the agents' folders) are far smaller than this.
+        limit_object_cache(OBJECT_CACHE)
 
     # -- repositories --------------------------------------------------------------------
 
@@ -188,26 +212,96 @@ class MemoryService:
         repo = self.repo()
         sha = self.commit(repo, at)
         budget = self._read_budget(mode, max_tokens)
+        if mode != "temporal":
+            hit = self._slot_read(repo, sha, agent, mode, budget, at is None)
+            if hit is not None:
+                return hit
         key = ("read", sha, agent, mode, budget, since)
         hit = self.cache.get(key)
         if hit is not None:
             return hit
         self._agent(repo, sha, agent)
-        text = serialize(self._run(read_memory, repo, agent, mode, max_tokens=budget, at=sha,
-                                   since=since))
-        self.cache.put(key, text)
+        doc = self._run(read_memory, repo, agent, mode, max_tokens=budget, at=sha,
+                        since=since)
+        text = serialize(doc)
+        if mode == "temporal" or at is not None:
+            self.cache.put(key, text)
+        else:  # since is None here (read_memory refuses it for other modes)
+            facts = self._facts(repo, sha)
+            self.cache.put(("slot", agent, mode, budget),
+                           make_slot(doc, text, self._basis(repo, facts, agent, mode), facts))
         return text
 
     def cached_read(self, who: Principal, agent: str, mode: str = "basic",
                     max_tokens: int | None = None, since: str | None = None) -> str | None:
-        """`read` of main now when its answer is cached, else None: cheap enough (one ref
-        lookup) for the event loop's thread, sparing the hop to a worker thread."""
+        """`read` of main now when its answer is cached (for this commit, or for another
+        with the same memory/<agent>/), else None: a few object lookups, cheap enough for
+        the event loop's thread, sparing the hop to a worker thread."""
         who.require("memory:read", agent)
-        if mode not in MODES:
+        if mode not in MODES or mode == "temporal" or since is not None:
             return None
-        key = ("read", self.head(self.repo()), agent, mode,
-               self._read_budget(mode, max_tokens), since)
-        return self.cache.get(key)
+        repo = self.repo()
+        return self._slot_read(repo, self.head(repo), agent, mode,
+                               self._read_budget(mode, max_tokens), True)
+
+    def _slot_read(self, repo: Repo, sha: str, agent: str, mode: str, budget: int | None,
+                   keep: bool) -> str | None:
+        """The cached response for (agent, mode, budget) when it was made at `sha`, or at
+        a commit with the same basis (readcache.py); `keep` stores the patched text as the
+        new slot (reads of main: the slot follows main)."""
+        if not isinstance(agent, str) or not AGENT_RE.match(agent):
+            return None  # read() refuses it with the usual message
+        key = ("slot", agent, mode, budget)
+        slot = self.cache.get(key)
+        if slot is None:
+            return None
+        if slot.sha == sha:
+            return slot.text
+        facts = self._facts(repo, sha)
+        if self._basis(repo, facts, agent, mode) != slot.basis:
+            return None
+        text = patched(slot, facts, MODE_BUDGETS[mode] if budget is None
+                       else min(budget, MODE_BUDGETS[mode]))  # as read_memory
+        if text is None:
+            return None
+        if keep:
+            self.cache.put(key, slot._replace(text=text, sha=sha, date=facts.date))
+        return text
+
+    def _facts(self, repo: Repo, sha: str) -> Facts:
+        """What every read at commit `sha` shares, remembered for the last few commits."""
+        from memwarden.read.budget import config_at
+
+        facts = self._commit_facts.get(sha)
+        if facts is None:
+            date = iso(repo.commit_time(sha))
+            encoding = self._run(config_at, repo, sha).encoding
+            facts = Facts(sha, date, date[:10], repo.subtree_id(sha, CONFIG_NAME), encoding,
+                          tokens_alone(sha, encoding) + tokens_alone(date, encoding))
+            if len(self._commit_facts) >= 64:
+                self._commit_facts.clear()
+            self._commit_facts[sha] = facts
+            self._release_memory()
+        return facts
+
+    def _release_memory(self) -> None:
+        """Hand the allocator's free pages back to the system, at most every TRIM_SECONDS,
+        when main moves: glibc keeps what was freed inside its per-thread arenas (a
+        response rebuilt on another thread leaves its old copy's pages there), and the
+        process would keep them for good."""
+        now = time.monotonic()
+        if self._trim is None or now - self._trimmed < TRIM_SECONDS:
+            return
+        self._trimmed = now
+        self._trim(0)
+
+    def _basis(self, repo: Repo, facts: Facts, agent: str, mode: str) -> Basis:
+        """What a read at `facts.sha` depends on besides the commit's id and date."""
+        tree = repo.subtree_id(facts.sha, f"memory/{agent}")
+        if tree is None:
+            raise ServiceError(404, "unknown_agent", f"agent {agent!r}: no memory/{agent}/ at "
+                               f"{facts.sha[:12]}; check the agent id")
+        return Basis(tree, facts.config, facts.encoding, facts.day if mode == "deep" else None)
 
     def _read_budget(self, mode: str, max_tokens: int | None) -> int | None:
         from memwarden.read.reader import MODE_BUDGETS
@@ -483,12 +577,13 @@ class MemoryService:
         """The Repo proposals are written through (only under the write lock); reopened now
         and then so what it remembers of written commits stays bounded."""
         self._writes += 1
-        if self._writer is None or self._writes > 500:
+        if self._writer is None or self._writes > WRITER_RECYCLE:
             self._writer = open_repo(self.start)
             self._writes = 0
             if self._writer is None:
                 raise ServiceError(503, "repository_gone", f"{self.start} is no longer a git "
                                    "repository")
+            self._writer._BLOB_MEMO_BYTES = BLOB_MEMO  # type: ignore[misc]
         return self._writer
 
     def _main_config(self, repo: Repo) -> Config:

@@ -285,9 +285,10 @@ _bearer = HTTPBearer(auto_error=False, description="A JWT from your operator "
                      "(memwarden token issue for development)")
 
 
-def _principal(request: Request,
-               _creds: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)]
-               ) -> Principal:
+async def _principal(request: Request,
+                     _creds: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)]
+                     ) -> Principal:
+    # async: a plain function would hop to a thread pool on every request
     principal = request.scope.get("state", {}).get("principal")
     if principal is None:
         raise ServiceError(401, "unauthorized", "send Authorization: Bearer <JWT>")
