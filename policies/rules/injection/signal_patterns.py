@@ -1,0 +1,470 @@
+"""The patterns of the MW303/MW301 broader error markers and of the MW309-MW312 warnings
+(the machinery that runs them is signals.py).
+
+Every pattern is a regular expression over the lower-cased text whose repetitions are
+bounded (a gap of at most a few words, `.{0,n}`), and whose word gaps alternate word and
+non-word runs, so no match attempt can backtrack over more than a fixed window: the scan
+is linear in the input (bench/pathological_injection.py measures it).
+"""
+
+from __future__ import annotations
+
+
+# A gap of up to n words (words and the non-words between them alternate: no ambiguity).
+def _gap(n: int) -> str:
+    return rf"(?:[\w'’-]+[^\w\n]+){{0,{n}}}?"
+
+
+_W = r"[^\w\n]+"  # the break between two words, on one line
+_INSTR = (r"(?:i\w{0,3}(?:str|tr|st)\w{0,4}ions?|instruct\w*|directions?|directives?|"
+          r"guidelines?|rules|commands?|prompts?|constraints|restrictions|programming|"
+          r"guardrails|orders|guidance|polic(?:y|ies)|training)")
+_OVERRIDE_VERB = (r"(?:ignore|ignoring|disregard|disregarding|forget|forgetting|override|"
+                  r"overriding|bypass|bypassing|discard|abandon|neglect|set\s+aside|"
+                  r"pay\s+no\s+attention\s+to|do\s+not\s+follow|don['’]t\s+follow|"
+                  r"stop\s+following|never\s*mind|throw\s+away|erase|delete|clear)")
+_BEFORE = r"(?:previous|prior|preceding|above|earlier|original|initial|old|former|system|" \
+          r"developer|your|safety|ethical|built-in|current|existing)"
+_MODEL = (r"(?:ai|a\.i\.|assistant|ai\s+assistant|model|language\s+model|llm|chatbot|bot|"
+          r"gpt(?:-?\d[\w.]*)?|chatgpt|claude|gemini|llama|copilot|ai\s+agent|agent)")
+_TO_USER = r"(?:the\s+user|the\s+users|the\s+human|the\s+customer|the\s+operator|anyone)"
+_EMAIL = r"[\w.+-]{1,64}@[\w-]{1,63}(?:\.[\w-]{1,63}){1,4}"
+_IBAN = r"\b[a-z]{2}\d{2}(?:\s?[a-z0-9]{4}){2,7}(?:\s?[a-z0-9]{1,4})?\b"
+_URL = r"(?:https?://|www\.)[^\s)>\]]{3,200}"
+_SECRET = (r"(?:api[\s_-]?keys?|passwords?|passwd|credentials?|secrets?|tokens?|private\s+keys?|"
+           r"ssh\s+keys?|cookies?|session\s+(?:ids?|tokens?)|security\s+codes?|2fa\s+codes?|"
+           r"contents?\s+of|all\s+(?:the\s+|of\s+the\s+|my\s+|your\s+)?(?:files|emails|messages|"
+           r"documents|data|contacts|notes|records|channels)|chat\s+history|conversation|"
+           r"(?:user|customer)['’]?s?\s+(?:data|information|emails?|files|passwords?)|"
+           r"memory|env(?:ironment)?\s+variables|\.env)")
+_UK_RU_INSTR = r"(?:інструкці\w*|инструкци\w*|вказівк\w*|указани\w*|правил\w*|команд\w*|промпт\w*)"
+
+# rule -> [(name, what it signals, keys, pattern)]: a pattern is tried only where one of its
+# `|`-separated keys starts a word (see _anchored), so most files skip most patterns. A key
+# is a word prefix; one ending in `$` must be a whole word ("2$" does not stop at "2026"),
+# which keeps common prefixes from waking a pattern that could never match there.
+PATTERNS: dict[str, list[tuple[str, str, str, str]]] = {
+    "MW303": [
+        ("override", "asks the model to drop its instructions",
+         "at:ignor|disregard|forget|overrid|bypass|discard$|abandon$|neglect$|set$|pay$|do$|don$"
+         "|stop$|never|throw$|erase$|delete$|clear$",
+         rf"{_OVERRIDE_VERB}{_W}{_gap(5)}{_BEFORE}{_W}{_gap(2)}{_INSTR}\b"
+         r"(?!\s+(?:for|about|regarding|on\s+how|in\s+the\s+(?:runbook|readme|wiki|docs?|"
+         r"documentation|guide|manual|handbook|ticket|issue|file|repo))\b)"),
+        ("override", "asks the model to drop its instructions",
+         "at:ignor|disregard|forget|overrid|bypass|discard$|abandon$|neglect$|set$|pay$|do$|don$"
+         "|stop$|never|throw$|erase$|delete$|clear$",
+         rf"{_OVERRIDE_VERB}{_W}{_gap(3)}(?:{_INSTR}|messages?|text|content|everything|"
+         r"anything|all|said|written)[^\w\n]+(?:above|before\s+this|so\s+far|until\s+now|"
+         r"given\s+(?:to\s+you|before|earlier)|you\s+(?:were|have\s+been|'ve\s+been)\s+"
+         r"(?:given|told))\b"),
+        ("override", "asks the model to drop its instructions",
+         "at:ignore|disregard|forget",
+         rf"(?:ignore|disregard|forget){_W}(?:about{_W})?(?:everything|anything|all|what)"
+         rf"{_W}(?:that{_W})?(?:you|i|we)(?:{_W}(?:were|was|have\s+been|'ve\s+been|had\s+been|"
+         r"have|'ve))?[^\w\n]+(?:told|said|given|taught|instructed|learned|learnt)\b"),
+        ("override", "asks the model to drop its instructions",
+         "at:ignore|disregard|forget",
+         rf"(?:ignore|disregard|forget){_W}(?:(?:all|everything|anything|the|that|of|what(?:'s|"
+         r"\s+is|\s+was)?|text|written|said|stated)[^\w\n]+){0,3}(?:above|before|prior|previous|"
+         r"preceding|earlier)(?=\s*(?:[.,;:!)\"'”\n]|$|and\b|then\b|instead\b|&))"),
+        ("override", "asks the model to drop its instructions",
+         "at:ігнор|проігнор|забудь|не$|відкинь|игнор|проигнор|отбрось",
+         r"(?:ігноруй\w*|проігноруй\w*|забудь\w*|не\s+зважай\w*\s+на|відкинь\w*|"
+         r"игнорируй\w*|проигнорируй\w*|забудь\w*|не\s+обращай\w*\s+внимани\w+\s+на|отбрось\w*)"
+         r"[^\w\n]+(?:[\w'’-]+[^\w\n]+){0,4}?(?:попередн\w+|предыдущ\w+|прежн\w+|"
+         r"усі|всі|все|вище|выше|раніше|ранее|свої|свои|системн\w+)[^\w\n]+"
+         rf"(?:[\w'’-]+[^\w\n]+){{0,2}}?(?:{_UK_RU_INSTR}|сказане|сказанное|написане|"
+         r"написанное|вище|выше)"),
+        ("decode", "asks the model to decode hidden text and follow it",
+         "at:decode|decipher|decrypt|unscramble|reverse|rot1|rot-|base64|translate|convert"
+         "|розкодуй|декодуй|розшифруй|расшифруй|декодируй",
+         r"(?:decode|decipher|decrypt|unscramble|reverse|rot-?13|base64|translate|convert|"
+         r"розкодуй\w*|декодуй\w*|розшифруй\w*|расшифруй\w*|декодируй\w*)"
+         r"[^\n]{0,120}?(?:\band\b|\bthen\b|,|;|\bі\b|\bи\b|\bта\b|\bпотім\b|\bзатем\b)[^\w\n]*"
+         r"(?:then\s+)?(?:(?:follow|execute|obey|perform|carry\s+out|act\s+on|comply\s+with|do)"
+         r"\s+(?:what\s+(?:it|they|the\s+\w+)\s+(?:says?|tells?\s+you|asks?)|it\b|them\b|"
+         r"its\s+instructions|the\s+(?:decoded|hidden|resulting|embedded)\s+\w+|"
+         r"the\s+instructions?)|(?:виконай|выполни|зроби|сделай)\w*\s+(?:(?:те|то),?\s+)?(?:що|что|це|"
+         r"это|їх|их|інструкці\w*|инструкци\w*))"),
+        ("decode", "asks the model to decode hidden text and follow it",
+         "at:follow$|execute$|obey$|carry$|do$",
+         r"(?:follow|execute|obey|carry\s+out|do\s+what)\s+(?:the\s+)?(?:decoded|hidden|encoded|"
+         r"embedded|secret)\s+(?:instructions?|message|text|command|payload)\b"),
+    ],
+    "MW301": [
+        ("label", "role label",
+         "line:system|developer|admin|assistant|sys",
+         r"(?m:^)[ \t>*#-]{0,8}(?:#{1,6}\s*)?\(\s*(?:system|developer|admin|assistant|sys)"
+         r"(?:[ _-]?(?:message|prompt|note|instructions?))?\s*\)"),
+        ("label", "role label",
+         "back3:admin|system|developer|root|sudo|operator|security",
+         r"\[\s*(?:admin(?:istrator)?|system|developer|root|sudo|operator|security)[\s_-]+"
+         r"(?:override|note|notice|update|alert|message|command|instructions?|directive|"
+         r"request|mode)\s*\]"),
+        ("label", "role label",
+         "line:note$|notice$|update$|alert$|override$|command$|directive$|instruction"
+         "|announcement$",
+         r"(?m:^)[ \t>*#_-]{0,8}(?:important\s+|urgent\s+|new\s+)?(?:system|admin|administrator|"
+         r"developer|root|operator)\s+(?:note|notice|update|alert|override|command|directive|"
+         r"instructions?|announcement)\s*(?:\*\*)?\s*:"),
+        ("wrapper", "wrapper tag addressed to the model",
+         "back3:information|important|admin|system_|system-|sys_|instructions_for"
+         "|ai_instructions|assistant_instructions|hidden_instructions|secret_instructions"
+         "|note_to|directive|override|developer_message|prompt_injection",
+         r"<\s*/?\s*(?:information|important|important_instructions|important_message|"
+         r"admin|admin_instructions|system_message|system_prompt|system-prompt|sys_prompt|"
+         r"instructions_for_(?:the_)?(?:ai|assistant|model)|ai_instructions|"
+         r"assistant_instructions|hidden_instructions|secret_instructions|note_to_(?:ai|assistant)|"
+         r"directive|override|developer_message|prompt_injection)\s*>"),
+    ],
+    "MW309": [
+        ("address", "addresses the model directly",
+         "at:dear$|hey$|hello$|hi$|attention$|note$|notice$|message$|memo$|instruction|to you$",
+         rf"(?:dear|hey|hello|hi|attention|note\s+to|notice\s+to|message\s+to|memo\s+to|"
+         rf"instructions?\s+(?:for|to)|to\s+you,)\s+(?:the\s+|my\s+|our\s+)?(?:{_MODEL})\b"),
+        ("address", "addresses the model directly",
+         "at:note$|notice$|message$|instruction",
+         r"\b(?:note|notice|message|instructions?)\s+(?:to|for)\s+(?:the\s+|any\s+)?automated\s+"
+         r"(?:\w+\s+)?(?:software|system|tool|reader|screener|agent|assistant)\b"),
+        ("address", "addresses the model directly",
+         "at:if you$|when you$",
+         rf"\b(?:if|when)\s+you\s+are\s+an?\s+(?:{_MODEL}|automated\s+(?:system|agent|assistant|"
+         r"tool|reader|screening))\b"),
+        ("address", "addresses the model directly",
+         "at:as a",
+         r"\bas\s+an?\s+(?:ai|large\s+language|language)\s+(?:model|assistant|agent)\b,?\s+you\b"),
+        ("address", "addresses the model directly",
+         "back40:important|urgent|private|confidential",
+         r"\b(?:this\s+is\s+)?an?\s+(?:important|urgent|private|confidential)\s+"
+         r"(?:message|note|instruction|request)\s+(?:from\s+[^\n]{1,60}?\s+)?(?:to|for)\s+you\b"),
+        ("task", "gives the model a task before or instead of its own",
+         "at:before$",
+         r"\bbefore\s+(?:you\s+)?(?:can\s+|could\s+)?(?:solve|answer|complete|continue|respond|"
+         r"proceed|finish|do|start|perform|reply)\w*\s+(?:with\s+)?(?:the|your|this|my|any)\s+"
+         r"(?:\w+\s+)?(?:task|request|question|job|work|instructions?)"),
+        ("task", "gives the model a task before or instead of its own",
+         "at:your$",
+         r"\byour\s+(?:new|real|actual|true|only|primary|next|updated)\s+(?:task|goal|objective|"
+         r"mission|instructions?|job|priority|purpose)\b"),
+        ("task", "gives the model a task before or instead of its own",
+         "line:task$|assignment$|objective$|mission$|directive$",
+         r"(?m:^)[ \t>*#_-]{0,8}(?:(?:urgent|important|priority)\s+(?:new\s+)?|new\s+urgent\s+)"
+         r"(?:task|assignment|objective|mission|directive)\b"),
+        ("task", "gives the model a task before or instead of its own",
+         "at:stop$",
+         r"\bstop\s+(?:everything|what\s+you(?:'re|\s+are)\s+doing|all\s+(?:current\s+)?tasks)"),
+        ("reply", "dictates the model's replies",
+         "back60:response|reply|replies|answer|output|message",
+         r"\b(?:in|at\s+the\s+(?:end|start|beginning)\s+of)\s+(?:your|every|each|all)\s+"
+         r"(?:next\s+|future\s+|subsequent\s+)?(?:response|reply|replies|answer|output|message)s?"
+         r"\b"),
+        ("reply", "dictates the model's replies",
+         "at:respond$|reply$|answer$",
+         r"\b(?:respond|reply|answer)\s+(?:only\s+)?(?:with|in|using)\s+(?:only\s+)?"
+         r"(?:the\s+(?:word|phrase|string|text|following)|[\"'“][^\n]{1,60}[\"'”])"),
+        ("reply", "dictates the model's replies",
+         "at:from now$|from this$|henceforth$|for the rest$",
+         r"\b(?:from\s+now\s+on|from\s+this\s+(?:moment|point)\s+(?:on|forward)|henceforth|"
+         r"for\s+the\s+rest\s+of\s+(?:this|the)\s+conversation),?\s+(?:you|always|never|only|"
+         r"respond|reply|answer|act|speak|talk|write|refer|call|ignore)\b"),
+        ("secrecy", "tells the model to keep something from the user",
+         "at:do not$|don't$|don’t|never|without$",
+         rf"\b(?:do\s+not|don['’]t|never|without)\s+(?:tell|telling|inform|informing|notify|"
+         rf"notifying|mention|mentioning|reveal|revealing|alert|alerting|asking|ask|show|"
+         rf"showing)\s+(?:this\s+(?:to\s+)?|it\s+(?:to\s+)?|about\s+(?:this|it)\s+)?"
+         rf"(?:to\s+)?{_TO_USER}\b"),
+        ("reply", "dictates the model's replies",
+         "at:if you$",
+         r"\bif\s+you\s+(?:understand|understood|agree|accept|are\s+ready|['’]re\s+ready)\b"
+         r"[^\n]{0,40}?\b(?:say|reply|respond|answer|type|write|confirm|acknowledge)\b"),
+        ("reply", "dictates the model's replies",
+         "back40:respond$|answer$|reply$|obey$|comply$",
+         r"\byou\s+(?:will|must|shall|are\s+to|['’]ll)\s+(?:always\s+|never\s+|only\s+|now\s+)*"
+         r"(?:respond|answer|reply|obey|comply)\b[^\w\n]*(?:to\s+)?(?:\w+\s+){0,3}?"
+         r"(?:as|with|in\s+the|only|without|every|all|any|no\s+matter|regardless)\b"),
+        ("reply", "dictates the model's replies",
+         "at:start your$|start each$|start every$|start all$|begin$|prefix$|preface$"
+         "|end your$|end each$|end every$|end all$|finish$|conclude$",
+         r"\b(?:start|begin|prefix|preface|end|finish|conclude)\s+(?:all\s+|each\s+|every\s+|"
+         r"your\s+|of\s+)+(?:\w+\s+)?(?:responses?|replies|reply|answers?|outputs?|messages?)"
+         r"\s+(?:with|as|by)\b"),
+        ("reply", "dictates the model's replies",
+         "at:respond$|answer$|reply$",
+         r"\b(?:respond|answer|reply)\s+to\s+the\s+(?:below|following|next)\s+(?:prompts?|"
+         r"requests?|instructions?)\b"),
+        ("reply", "dictates the model's replies",
+         "back40:apolog|disclaimer|moraliz|moralis|lecturing$",
+         r"\b(?:do\s+not|don['’]t|dont|never|no|without)\s+(?:\w+\s+){0,3}?(?:apologi[sz]\w*|"
+         r"disclaimers?|moraliz\w*|moralis\w*|lecturing)\b"),
+        ("reply", "dictates the model's replies",
+         "back40:відповідати$|отвечать$",
+         r"(?:ти|ты|ви|вы)\s+(?:(?:завжди|всегда|повинен|повинна|мусиш|должен|должна|будеш|"
+         r"будешь|тільки|только)\s+){1,3}(?:відповідати|отвечать)\s+"
+         r"(?:як|как|лише|только|тільки|без)\b"),
+        ("address", "addresses the model directly",
+         "at:до$|к$|шановн|дорог|уважаем",
+         r"(?:до\s+(?:ші|шi|ai|асистента|моделі)|к\s+(?:ии|ai|ассистенту|модели)|"
+         r"(?:шановний|дорогий|уважаемый|дорогой)\s+(?:ші|асистенте|ассистент|ии|ai))\b"),
+        ("task", "gives the model a task before or instead of its own",
+         "at:перш$|перед$|прежде$",
+         r"(?:перш\s+ніж|перед\s+тим\s+як|прежде\s+чем|перед\s+тем\s+как)\s+(?:ти\s+|ты\s+|"
+         r"ви\s+|вы\s+)?(?:виконаєш|виконати|відповіси|відповісти|выполнишь|выполнить|ответишь|"
+         r"ответить|решишь|решить|розв['’]?яжеш)\b"),
+        ("task", "gives the model a task before or instead of its own",
+         "at:твоє$|твоя$|ваше$|ваша$|твое$",
+         r"(?:твоє|твоя|ваше|ваша|твое|твоя)\s+(?:нове|нова|справжнє|новое|новая|настоящ\w+)\s+"
+         r"(?:завдання|задача|задание|ціль|цель|мета)"),
+        ("reply", "dictates the model's replies",
+         "at:відтепер$|віднині$|з цього$|отныне$|с этого$|впредь$",
+         r"(?:відтепер|віднині|з\s+цього\s+моменту|отныне|с\s+этого\s+момента|"
+         r"впредь)\s*,?\s+(?:ти|ви|ты|вы|завжди|всегда|ніколи|никогда|тільки|только|"
+         r"відповідай|отвечай)\b"),
+        ("secrecy", "tells the model to keep something from the user",
+         "at:не$|нічого$|ничего$",
+         r"(?:не\s+(?:кажи|говори|повідомляй|сообщай|показуй|показывай)|нічого\s+не\s+кажи|"
+         r"ничего\s+не\s+говори)\s+(?:про\s+це\s+|об\s+этом\s+)?(?:користувачу|користувачеві|"
+         r"пользователю)"),
+    ],
+    "MW310": [
+        ("persona", "reassigns the model's identity",
+         "at:you$|act as$|pretend$|play$|roleplay$|role-play$|simulate$|become$",
+         r"\b(?:you\s+are|you're|you’re|act\s+as|pretend\s+to\s+be|pretend\s+you\s+are|"
+         r"play\s+(?:the\s+role\s+of|as)|roleplay\s+as|role-play\s+as|simulate|become|"
+         r"you\s+will\s+be)\s+(?:now\s+)?(?:an?\s+|the\s+|my\s+)?(?:[\w'’-]+[^\w\n]+){0,5}?"
+         r"(?:who|that|which)\s+(?:has|have|had|is|are)?\s*(?:no|not|never|free|without|"
+         r"doesn['’]t|does\s+not|don['’]t|do\s+not|ignores?|can\s+do\s+anything|answers?\s+any"
+         r"|will\s+(?:answer|do|say)\s+anything)\b"
+         # or: "you are now to act as", "you will respond as", "you must pretend"
+         r"|\byou(?:\s+are|['’]re)?\s+(?:(?:now|going\s+to|to|will|must|shall)\s+){1,3}(?:act\s+(?:as|like)|pretend|roleplay|role-play|simulate|"
+         r"pose\s+as|emulate|take\s+on\s+the\s+role|assume\s+the\s+(?:role|persona|identity)|"
+         r"impersonate|embody|personify|(?:respond|answer|reply)\s+as|play\s+the\s+(?:role|part))"
+         r"\b|\byou(?:\s+are|['’]re)\s+now\s+(?:in\s+the\s+role|(?:an?|the)\s+(?:[\w'’-]+\s+){0,3}?"
+         r"(?:ai|bot|chatbot|robot|character|persona|assistant|language\s+model|version|terminal|"
+         r"console|simulator|entity|machine|[\w-]*gpt)\b|[\"“][\w .-]{1,30}[\"”]|[\w-]*gpt\b"
+         r"|dan\b)"),
+        ("persona", "reassigns the model's identity",
+         "at:no ethical$|no moral$|no content$|no safety$",
+         r"\bno\s+(?:ethical|moral|content|safety)\s+(?:guidelines|restrictions|limits|"
+         r"limitations|principles|constraints|boundaries|filters|obligations|considerations|"
+         r"policies|rules)\b"),
+        ("persona", "reassigns the model's identity",
+         "at:unfiltered$|uncensored$|amoral$|jailbr",
+         r"\b(?:unfiltered|uncensored|amoral|jailbroken|jailbreak)\b"),
+        ("persona", "reassigns the model's identity",
+         "at:stay|remain|keep$|break",
+         r"\b(?:stay|remain|staying|remaining|keep|stays)\s+(?:fully\s+|completely\s+|always\s+)?"
+         r"in\s+(?:character|role)\b|\bbreak(?:ing)?\s+character\b|\bstay\s+in\s+[\w-]+\s+mode\b"),
+        ("persona", "reassigns the model's identity",
+         "back20:mode",
+         r"\b(?:opposite|evil|god|dan|jailbreak|unrestricted|chaos|anti-?dan|dude|stan|aim)"
+         r"\s+mode\b|\bdeveloper\s+mode\s+(?:enabled|activated|on|output|response)\b"),
+        ("persona", "reassigns the model's identity",
+         "at:two$|2$|both$",
+         r"\b(?:two|2|both)\s+(?:different\s+|separate\s+|distinct\s+)?(?:responses|answers|"
+         r"replies|paragraphs|outputs)\b[^\n]{0,80}?\b(?:one|first)\b"
+         r"|\b(?:two|both)\s+(?:different\s+|separate\s+|distinct\s+|fictional\s+)?"
+         r"(?:entities|personalities|personas|ai\s+models|versions\s+of\s+(?:yourself|you))\b"),
+        ("persona", "reassigns the model's identity",
+         "back16:dan|anything now",
+         r"\b(?:do\s+anything\s+now|(?:you\s+are|you're|you’re|as|called|named)\s+dan\b)"),
+        ("persona", "reassigns the model's identity",
+         "at:from now$|henceforth$|from this$",
+         r"\b(?:from\s+now\s+on|henceforth|from\s+this\s+(?:moment|point)\s+on),?\s+"
+         r"(?:you\s+are|you're|you’re|you\s+will\s+be|you\s+shall\s+be|act\s+as|be)\s+"
+         r"(?:an?\s+|the\s+)?[\w'’-]+"),
+        ("persona", "reassigns the model's identity",
+         "at:pretend$|roleplay$|role-play$",
+         r"\bpretend\s+(?:to\s+be|you\s+are|you're|that\s+you\s+are)\s+(?:an?\s+|the\s+|my\s+)?"
+         r"(?:[\w'’-]+[^\w\n]+){0,2}?(?:ai|assistant|chatbot|model|character|persona|human|"
+         r"person|someone|evil|unrestricted|dan|villain|hacker|criminal|grandma|grandmother)\b"
+         r"|\broleplay\b|\brole-play\b"),
+        ("persona", "reassigns the model's identity",
+         "back30:openai|anthropic|ethical|moral",
+         r"\b(?:free\s+(?:from|of)|without|no|not\s+bound\s+by|unbound\s+by|beyond)\s+"
+         r"(?:any\s+|all\s+)?(?:openai|anthropic|ethical|moral)\w*\s*(?:rules|policies|"
+         r"guidelines|restrictions|constraints|principles|values)?\b"),
+        ("persona", "reassigns the model's identity",
+         "at:тепер$|відтепер$|віднині$|отныне$|теперь$|с этого$|з цього$|уяв|представь|прикинься$"
+         "|притворись$|зіграй$|сыграй$|грай$|играй$",
+         r"(?:тепер|відтепер|віднині|отныне|теперь|с\s+этого\s+момента|з\s+цього\s+моменту)"
+         r"\s*,?\s+(?:ти|ты|ви|вы)\s+(?:—|–|-\s|є\s|являешься|будешь\s+(?:играть|действовать|"
+         r"вести\s+себя|отвечать\s+как)|будеш\s+(?:грати|діяти|поводитися|відповідати\s+як)|"
+         r"dan\b|(?:бот|ші|ии|асистент|ассистент|модель)\w*\s+без)|(?:уяви|уявіть|представь|"
+         r"представьте),?\s+(?:собі\s+|себе\s+)?(?:що|что)\s+(?:ти|ты|ви|вы)\s+(?:[\w'’-]+"
+         r"[^\w\n]+){0,3}?(?:без|не\s+маєш|не\s+имеешь|dan\b|бот|ші|ии|модель|персонаж|зл\w+)|"
+         r"(?:прикинься|притворись|зіграй\s+роль|сыграй\s+роль|грай\s+роль|играй\s+роль)\b"),
+        ("persona", "reassigns the model's identity",
+         "at:без$|залишайся$|оставайся$|режим$",
+         r"(?:без\s+(?:жодних\s+|каких-либо\s+|всяких\s+)?(?:етичних|этических|моральних|"
+         r"моральных)\s+(?:обмежень|ограничений|норм|принципів|принципов))|"
+         r"(?:залишайся|оставайся)\s+в\s+(?:образі|ролі|образе|роли)|режим\s+(?:dan|бога|"
+         r"розробника|разработчика|без\s+обмежень|без\s+ограничений)"
+         r"|без\s+(?:жодних\s+|будь-яких\s+|каких-либо\s+|всяких\s+|никаких\s+)?(?:обмежень\s+і\s+"
+         r"|ограничений\s+и\s+)?(?:цензури|цензуры|фільтрів|фильтров)"
+         r"|без\s+(?:жодних|будь-яких|каких-либо|никаких)\s+(?:обмежень|ограничений|правил)"),
+        ("persona", "reassigns the model's identity",
+         "at:act as$|act like$|acting as$|behave$|personify$|assume$|adopt$|take on$|take up$"
+         "|embody$",
+         r"\b(?:act\s+as\s+(?:though|if)\s+you\s+(?:are|were)|"
+         r"(?:act|acting|behave)\s+(?:as|like)\s+(?:an?\s+|the\s+|my\s+)?"
+         r"(?:[\w'’-]+[^\w\n]+){0,2}?(?:ai|a\.i\.|chatbot|bot|character|persona|terminal|"
+         r"console|gpt\w*|chatgpt|dan|jailbroken|version\s+of\s+(?:yourself|chatgpt|you)|"
+         r"simulator|villain|hacker)|personify\s+(?:an?|the)|(?:assume|adopt|take\s+(?:on|up)|embody)"
+         r"\s+(?:the\s+)?(?:persona|identity|personality)\s+of)\b"),
+        ("persona", "reassigns the model's identity",
+         "back60:restrictions$|limitations$|censorship$|ethics$|morals$|morality$|boundaries$"
+         "|restraints$|filters$|guidelines$|policies$",
+         r"\b(?:no|without|free\s+(?:from|of)|(?:not|never)\s+(?:bound|restricted|limited|"
+         r"constrained|restrained|subject)\s+(?:by|to)|regardless\s+of|ignores?|disregards?)\s+"
+         r"(?:(?:any|all|and|the|its|their|openai['’]?s?)\s+){0,3}(?:[\w-]+\s+){0,2}?"
+         r"(?:restrictions|limitations|censorship|ethics|morals|morality|boundaries|restraints|"
+         r"filters|guidelines|policies)\b"),
+        ("persona", "reassigns the model's identity",
+         "back60:disabled$|suspended$|lifted$|deactivated$|overridden$|bypassed$|waived$",
+         r"\b(?:(?:safety|content|ethical|moral|refusal)\s+(?:[\w-]+\s+)?(?:filters?|filtering|"
+         r"protocols?|guidelines|restrictions|checks|moderation|policies|rules|guardrails|"
+         r"measures|layers?|settings|mode|flags?)|censorship|guardrails|filtering\s+protocols?)\s+"
+         r"(?:(?:have|has|are|is|were|was|been|now|temporarily|fully)\s+){1,4}"
+         r"(?:disabled|suspended|lifted|deactivated|overridden|bypassed|waived)\b"),
+        ("persona", "reassigns the model's identity",
+         "at:hypothetical$|fictional$|imaginary$|fictitious$|unaligned$|rogue$",
+         r"\b(?:hypothetical|fictional|imaginary|fictitious|unaligned|rogue)\s+(?:[\w-]+\s+){0,2}?"
+         r"(?:ai|a\.i\.|language\s+models?|chatbots?|ai\s+models?|ai\s+assistants?)\b"),
+        ("persona", "reassigns the model's identity",
+         "at:unrestricted$",
+         r"\bunrestricted\s+(?:ai|a\.i\.|bot|chatbot|language\s+model|model|version|assistant|"
+         r"mode|access\s+to\s+(?:any|all))\b"),
+        ("persona", "reassigns the model's identity",
+         "back30:refus",
+         r"\b(?:never|not|n['’]t|dont|doesnt|wont|cannot|without)\s+(?:ever\s+)?(?:any\s+)?"
+         r"(?:refus(?:e|es|ing|als?))\b(?:[^\n]{0,30}?\b(?:requests?|questions?|prompts?|"
+         r"orders?|commands?|instructions?|anything|to\s+answer|to\s+respond|the\s+user)\b|"
+         r"(?=\s*[,.!;]))"),
+        ("persona", "reassigns the model's identity",
+         "at:let's$|lets$|let’s$",
+         r"\blet['’]?s\s+(?:play\s+(?:a\s+)?(?:\w+\s+)?game|pretend|role-?play|act\s+out|"
+         r"imagine\s+(?:that\s+)?you)\b"),
+        ("persona", "reassigns the model's identity",
+         "at:i want$|i'd like$|i would$|i need$",
+         r"\bi\s+(?:want|['’]d\s+like|would\s+like|need)\s+you\s+to\s+(?:act|pretend|roleplay|"
+         r"role-play|become|simulate|imagine|play|answer\s+as|respond\s+as|reply\s+as|"
+         r"only\s+(?:reply|answer|respond)|take\s+on|behave|be\s+(?:my|an?|the)\s+[\w-]+)\b"),
+        ("persona", "reassigns the model's identity",
+         "at:respond$|answer$|reply$|speak$|continue$",
+         r"\b(?:respond|answer|reply|speak|continue)\s+(?:to\s+)?(?:me\s+|all\s+|every\s+|"
+         r"each\s+|of\s+|my\s+)*(?:(?:questions?|prompts?|messages?|requests?)\s+)?"
+         r"(?:only\s+)?as\s+(?:both\b|if\s+you\s+(?:were|are)|"
+         r"(?:(?:the|a|an|another)\s+)?(?:\w+\s+){0,2}?(?:character|persona|being|ai|chatbot|"
+         r"entity|language\s+model)\b|[\"“'][\w .-]{1,30}[\"”']|[\w-]*gpt\w*|dan\b)"),
+        ("persona", "reassigns the model's identity",
+         "at:opposite$|evil$",
+         r"\b(?:opposite\s+(?:day|personality)|evil\s+(?:confidant|twin|ai|bot|chatbot|"
+         r"assistant))\b"),
+        ("persona", "reassigns the model's identity",
+         "at:ніколи$|никогда$|давай$|давайте$|хочу$",
+         r"(?:ніколи|никогда)\s+не\s+(?:відмовляй\w*|відмовляєш\w*|отказывай\w*|отказываешь\w*)|(?:давай|давайте)\s+"
+         r"(?:зіграємо|пограємо|сыграем|поиграем|уявимо|представим)|хочу,?\s+(?:щоб|чтобы)\s+"
+         r"(?:ти|ты|ви|вы)\s+(?:грав|грала|зіграв|був|була|поводився|вдавав|відповідав\w*\s+як|"
+         r"играл|сыграл|был|была|вел\s+себя|притворился|отвечал\w*\s+как)"),
+    ],
+    "MW311": [
+        ("extract", "asks the model for its instructions",
+         "at:print$|show$|reveal$|output$|display$|repeat$|list$|dump$|leak$|disclose$|recite$"
+         "|tell me$|give me$|write$|share$|paste$|provide$|spell$|return$|echo$|copy$|what$"
+         "|summarize$|summarise$|translate$|encode$",
+         r"\b(?:print|show|reveal|output|display|repeat|list|dump|leak|disclose|recite|tell\s+me|"
+         r"give\s+me|write\s+(?:out|down)|share|paste|provide|spell\s+out|return|echo|copy|"
+         r"what\s+(?:is|are|was|were)|what['’]s|summari[sz]e|translate|encode)\b"
+         r"[^\w\n]+(?:me\s+)?(?:[\w'’-]+[^\w\n]+){0,4}?(?:system|hidden|developer|initial|"
+         r"original|secret|internal|confidential|pre-?prompt|initialization|initialisation|"
+         r"starting|first|full|exact|entire|your|previous|above)[^\w\n]+(?:[\w'’-]+[^\w\n]+)?"
+         r"(?:prompt|system\s+message|developer\s+message|instructions|initialization\s+string|"
+         r"directives|guidelines|configuration|rules\s+you|context\s+window|sentence\s+of\s+"
+         r"your|message\s+you\s+(?:were|got))\b"),
+        ("extract", "asks the model for its instructions",
+         "at:print$|show$|reveal$|output$|display$|repeat$|list$|dump$|leak$|disclose$|recite$|tell$"
+         "|give$|write$|share$|paste$|provide$|return$|echo$",
+         r"\b(?:print|show|reveal|output|display|repeat|list|dump|leak|disclose|recite|tell|give|"
+         r"write|share|paste|provide|return|echo)\b[^\n]{0,60}?\b(?:hidden|system|developer|"
+         r"initial|secret)\s+(?:prompt|message|instructions|string)\b"),
+        ("extract", "asks the model for its instructions",
+         "at:your$|output$|print$|show$|reveal$|display$|give$",
+         r"\byour\s+(?:initial|original|system|hidden|secret|full|exact)\s+(?:prompt|instructions|"
+         r"system\s+message)\b|\b(?:output|print|show|reveal|display|give)\s+(?:me\s+)?(?:your\s+|"
+         r"the\s+)?(?:initiali[sz]ation\s+string|unique\s+id|system\s+prompt)\b"),
+        ("extract", "asks the model for its instructions",
+         "back60:verbatim|word for word|word by word|in full|exactly as",
+         r"\b(?:your|the)\s+(?:\w+\s+)?(?:instructions|prompt|rules|guidelines|directives|"
+         r"system\s+prompt|initialization\s+string)\s+(?:verbatim|word\s+(?:for|by)\s+word|"
+         r"in\s+full|exactly\s+as)"),
+        ("extract", "asks the model for its instructions",
+         "at:what$",
+         r"\bwhat\s+(?:are|were)\s+you\s+(?:not\s+)?(?:supposed|allowed|permitted|told|"
+         r"instructed|programmed|designed)\s+(?:not\s+)?to\s+(?:tell|say|share|reveal|"
+         r"discuss|disclose)\b"),
+        ("extract", "asks the model for its instructions",
+         "at:repeat$|print$|output$|copy$|recite$|echo$|return$|starting$|beginning$|that start$"
+         "|which start$",
+         r"\b(?:repeat|print|output|copy|recite|echo|return)\s+(?:back\s+)?(?:all\s+|everything\s+"
+         r"|the\s+(?:text|words|content|lines)\s+)?(?:above|before\s+this|preceding|written\s+"
+         r"above)\b|(?:starting|beginning|that\s+start|which\s+start)\s+with\s+[\"'“‘]you\s+are"),
+        ("extract", "asks the model for its instructions",
+         "at:покажи|виведи|повтори|розкажи|надрукуй|видай|поділи|перелічи|процитуй|выведи"
+         "|расскажи|напечатай|выдай|поделись|перечисли|процитируй|какие|які",
+         r"(?:покажи|виведи|повтори|розкажи|надрукуй|видай|поділись|перелічи|процитуй|"
+         r"выведи|расскажи|напечатай|выдай|поделись|перечисли|процитируй|какие|які)\w*"
+         r"[^\w\n]+(?:[\w'’-]+[^\w\n]+){0,3}?(?:системн\w+|прихован\w+|скрыт\w+|початков\w+|"
+         r"начальн\w+|свої|свои|твої|твои|ваші|ваши|внутрішн\w+|внутренн\w+)[^\w\n]+"
+         r"(?:промпт\w*|інструкці\w*|инструкци\w*|вказівк\w*|указани\w*|повідомлен\w*|"
+         r"сообщени\w*|налаштуван\w*|настройк\w*)"),
+    ],
+    "MW312": [
+        ("exfil", "orders data sent out",
+         "at:send$|forward$|email$|e-mail$|mail$|post$|upload$|transfer$|exfiltrate$|leak$|copy$"
+         "|share$|submit$|paste$|publish$|dm$|message$",
+         r"\b(?:send|forward|email|e-mail|mail|post|upload|transfer|exfiltrate|leak|copy|share|"
+         r"submit|paste|publish|dm|message)\b[^\n]{0,60}?" + _SECRET
+         + r"[^\n]{0,80}?\b(?:to|at|into|on|onto|via)\s+(?:" + _EMAIL + "|" + _URL
+         + r"|(?:the\s+|this\s+|my\s+|an?\s+)?(?:attacker|external|following|below|"
+         r"given)\b)"),
+        ("payment", "orders a payment or transfer",
+         "at:send$|transfer$|wire$|pay$|make$|schedule$|initiate$",
+         r"\b(?:send|transfer|wire|pay|make|schedule|initiate)\b[^\n]{0,60}?\b(?:transaction|"
+         r"payment|money|funds|transfer|amount|\$\s?\d|\d+\s?(?:usd|eur|\$|€))[^\n]{0,80}?"
+         + _IBAN),
+        ("tool", "orders a tool call without the user's approval",
+         "at:call$|use$|invoke$|run$|execute$|trigger$|fire$",
+         r"\b(?:call|use|invoke|run|execute|trigger|fire)\s+(?:the\s+)?`?[\w.-]+`?\s+"
+         r"(?:tool|function|api|endpoint|action|command)\b[^\n]{0,80}?\b(?:without|no\s+need\s+"
+         r"(?:for|to)|skip(?:ping)?|bypass(?:ing)?)\s+(?:\w+\s+){0,2}?(?:asking|approval|"
+         r"confirmation|confirming|permission|review|the\s+user)\b"),
+        ("tool", "orders a tool call without the user's approval",
+         "at:without$",
+         r"\bwithout\s+(?:asking\s+(?:for\s+)?|waiting\s+for\s+|requesting\s+|the\s+user['’]?s?\s+)"
+         r"(?:the\s+user['’]?s?\s+)?(?:approval|confirmation|permission|consent)\b"),
+        ("reply", "plants content in every reply",
+         "at:append$|add$|include$|insert$|attach$|put$|place$",
+         r"\b(?:append|add|include|insert|attach|put|place)\s+(?:[^\n]{0,60}?)\s+(?:to|at|in)\s+"
+         r"(?:the\s+(?:end|start|beginning|bottom|top)\s+of\s+)?(?:every|each|all|any)\s+"
+         r"(?:of\s+your\s+)?(?:future\s+)?(?:reply|replies|response|responses|answer|answers|"
+         r"message|messages|output|outputs|email|emails)\b"),
+        ("todo", "orders data sent out",
+         "line:todo$|action required$|task$",
+         r"(?m:^)[ \t>*_-]{0,8}(?:todo|action\s+required|task)\s*:\s*(?:send|forward|email|"
+         r"transfer|upload|post|delete|invite|share)\b[^\n]{0,120}?(?:" + _EMAIL + "|" + _URL
+         + "|" + _IBAN + ")"),
+        ("exfil", "orders data sent out",
+         "at:надішли|відправ|перешли|передай|вивантаж|отправь|пришли|выгрузи|скопи",
+         r"(?:надішли|відправ|перешли|передай|вивантаж|отправь|пришли|перешли|передай|"
+         r"выгрузи|скопируй|скопіюй)\w*[^\n]{0,60}?(?:парол\w+|ключ\w*|токен\w*|облікові\s+дані|"
+         r"учетные\s+данные|секрет\w*|вміст|содержимое|усі\s+файли|все\s+файлы|листи|письма|"
+         r"історі\w+|истори\w+|дані|данные)[^\n]{0,80}?(?:на|до|в)\s+(?:" + _EMAIL + "|" + _URL
+         + r"|адрес\w*)"),
+        ("payment", "orders a payment or transfer",
+         "at:переказ|переведи|перекажи|надішли|отправь|сделай|зроби",
+         r"(?:переказ\w*|переведи|перекажи|надішли|отправь|сделай|зроби)\w*[^\n]{0,60}?"
+         r"(?:кошт\w*|грош\w*|деньг\w*|платіж|платеж|транзакці\w+|транзакци\w+|переказ|перевод)"
+         r"[^\n]{0,80}?" + _IBAN),
+    ],
+}
