@@ -132,12 +132,13 @@ class Plan:
 def apply_one(repo: Repo, ref: str, config: Config, approved_by: str | None,
               now: _dt.datetime, dry_run: bool = False, force: bool = False,
               remote: str | None = None, main_tip: str | None = None,
-              applied: AppliedIndex | None = None, batch_start: str | None = None
-              ) -> ProposalResult:
+              applied: AppliedIndex | None = None, batch_start: str | None = None,
+              files: bool = True) -> ProposalResult:
     """Land one proposal. `main_tip` builds on that commit instead of main's ref and moves
     nothing (the batch path moves main once at the end); `batch_start` is where that batch
     began: proposals never contain the batch's own commits, so their merge base with the
-    tip is their merge base with the start, a much shorter walk."""
+    tip is their merge base with the start, a much shorter walk. `files` False leaves a
+    checked-out main's files to the caller (see move_local_main)."""
     main_ref = f"refs/heads/{config.data['main_branch']}"
     main = main_tip or repo.ref_target(main_ref)
     if main is None:
@@ -151,7 +152,8 @@ def apply_one(repo: Repo, ref: str, config: Config, approved_by: str | None,
         return plan
     if main_tip is not None:
         return land(repo, plan, config, main, now)
-    return _land_and_move(repo, plan, config, main, now, dry_run, remote, ref, main_ref)
+    return _land_and_move(repo, plan, config, main, now, dry_run, remote, ref, main_ref,
+                          files)
 
 
 def _proposal_trailers(repo: Repo, head: str) -> tuple[str, dict[str, str]]:
@@ -294,8 +296,8 @@ def land(repo: Repo, plan: Plan, config: Config, main: str, now: _dt.datetime
 
 
 def _land_and_move(repo: Repo, plan: Plan, config: Config, main: str, now: _dt.datetime,
-                   dry_run: bool, remote: str | None, ref: str, main_ref: str
-                   ) -> ProposalResult:
+                   dry_run: bool, remote: str | None, ref: str, main_ref: str,
+                   files: bool = True) -> ProposalResult:
     res = land(repo, plan, config, main, now)
     pid, head, new = res.proposal_id, res.head, res.commits[-1]
     if dry_run:
@@ -324,7 +326,7 @@ def _land_and_move(repo: Repo, plan: Plan, config: Config, main: str, now: _dt.d
             return ProposalResult(pid, "failed", reason=f"push refused: {exc}",
                                   resolution="fix_and_retry", ref=ref, head=head)
     try:
-        moved = move_local_main(repo, main_ref, new, main)
+        moved = move_local_main(repo, main_ref, new, main, files)
     except MemwardenError as exc:  # e.g. a stale main.lock: say so, keep going
         return ProposalResult(pid, "failed", reason=str(exc), resolution="fix_and_retry",
                               ref=ref, head=head)
@@ -336,17 +338,22 @@ def _land_and_move(repo: Repo, plan: Plan, config: Config, main: str, now: _dt.d
     return res
 
 
-def move_local_main(repo: Repo, main_ref: str, new: str, old: str) -> str | None:
-    """Compare-and-swap main from `old` to `new` and bring a checked-out main along.
+_EDITED = ("main moved but the checked-out files have local edits; run "
+           "`git merge --ff-only` after saving them")
+
+
+def move_local_main(repo: Repo, main_ref: str, new: str, old: str, files: bool = True
+                    ) -> str | None:
+    """Compare-and-swap main from `old` to `new` and bring a checked-out main along
+    (`files` False: the caller brings the files along later, once for many moves).
 
     Returns None when main moved under us, "" on success, or a warning when the working
     tree has local edits and was left alone (never lose data).
     """
     if not repo.compare_and_swap(main_ref, new, old):
         return None
-    if repo.head_branch() == main_ref and not repo.sync_worktree(old, new):
-        return ("main moved but the checked-out files have local edits; run "
-                "`git merge --ff-only` after saving them")
+    if files and repo.head_branch() == main_ref and not repo.sync_worktree(old, new):
+        return _EDITED
     return ""
 
 
@@ -551,8 +558,27 @@ def _apply_all(repo: Repo, refs: list[str], config: Config, approved_by: str | N
         results = _apply_batch(repo, refs, config, approved_by, now, force, remote, rec,
                                applied)
     if results is None:
-        results = [_apply_careful(repo, ref, config, approved_by, now, dry_run, force, remote,
-                                  attempts, rec, applied) for ref in refs]
+        # Landing one by one in this clone only (no remote), a checked-out main's files
+        # follow once after the last landing, not after each: updating the index and files
+        # of the whole tree per landing cost most of a run. The applier lock keeps other
+        # appliers out meanwhile, and a run killed before the end is caught up by the next
+        # (catch_up_worktree above).
+        main_ref = f"refs/heads/{config.data['main_branch']}"
+        later = remote is None and not dry_run and repo.head_branch() == main_ref
+        start = repo.ref_target(main_ref) if later else None
+        results = []
+        try:
+            for ref in refs:
+                results.append(_apply_careful(repo, ref, config, approved_by, now, dry_run,
+                                              force, remote, attempts, rec, applied,
+                                              files=not later))
+        finally:
+            end = repo.ref_target(main_ref) if later else None
+            if start is not None and end is not None and end != start and \
+                    repo.head_branch() == main_ref and not repo.sync_worktree(start, end):
+                landed = [r for r in results if r.status == "applied"] or results
+                if landed:
+                    landed[-1].details["warning"] = _EDITED
     for res in results:
         if res.status == "rejected" and res.head and \
                 lifecycle.current_state(rec.events(res.head)) == "rejected":
@@ -570,8 +596,8 @@ def _apply_all(repo: Repo, refs: list[str], config: Config, approved_by: str | N
 
 def _apply_careful(repo: Repo, ref: str, config: Config, approved_by: str | None,
                    now: _dt.datetime, dry_run: bool, force: bool, remote: str | None,
-                   attempts: int, rec: lifecycle.Recorder, applied: AppliedIndex
-                   ) -> ProposalResult:
+                   attempts: int, rec: lifecycle.Recorder, applied: AppliedIndex,
+                   files: bool = True) -> ProposalResult:
     """One proposal, pushed on its own, retried with jitter when the remote moved."""
     import random
     import time
@@ -583,7 +609,7 @@ def _apply_careful(repo: Repo, ref: str, config: Config, approved_by: str | None
         if remote is not None:
             sync_main(repo, config, remote)
         res = apply_one(repo, ref, config, approved_by, now, dry_run, force, remote,
-                        applied=applied)
+                        applied=applied, files=files)
         if not res.details.get("retry") or attempt == attempts - 1:
             break
         time.sleep(random.uniform(0.05, 0.2) * (attempt + 1))

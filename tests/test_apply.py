@@ -175,3 +175,46 @@ def test_applied_commit_passes_the_server_hook(repo, tmp_path, mw):
     proc = subprocess.run(["git", "push", "origin", "main"], cwd=repo, capture_output=True,
                           text=True, env={**os.environ, **GIT_ENV})
     assert proc.returncode == 0, proc.stderr
+
+
+def test_files_follow_main_once_after_many_landings(repo, tmp_path, mw):
+    """Landing several proposals in a clone with main checked out leaves index and files
+    at the final main (they follow once at the end of the run)."""
+    for agent in ("a", "b"):
+        propose(mw, repo, tmp_path, agent=agent, content=f"a fact of {agent}")
+    code, results = apply(mw, repo, "--all")
+    assert code == 0 and [r["status"] for r in results] == ["applied"] * 2
+    assert not any("warning" in r for r in results)
+    assert git(repo, "status", "--porcelain") == ""
+    for agent in ("a", "b"):
+        path = f"memory/{agent}/facts.md"
+        assert (repo / path).read_text() == git(repo, "show", f"main:{path}")
+        assert f"- a fact of {agent}" in (repo / path).read_text()
+
+
+def test_local_edits_survive_a_run_and_are_named(repo, tmp_path, mw):
+    propose(mw, repo, tmp_path, agent="a", content="a landed fact")
+    edited = "# Facts: a\n\n## Domain\n- one fact\n- my unsaved edit\n"
+    (repo / "memory/a/facts.md").write_text(edited)
+    code, (res,) = apply(mw, repo, "--all")
+    assert res["status"] == "applied"
+    assert "local edits" in res.get("warning", "")
+    assert (repo / "memory/a/facts.md").read_text() == edited  # never lose data
+    assert "- a landed fact" in git(repo, "show", "main:memory/a/facts.md")
+
+
+def test_a_run_killed_before_the_files_followed_is_caught_up(repo, tmp_path, mw):
+    """Main moved by many landings while index and files stayed behind (a run killed
+    before its end): the next run brings them along first."""
+    start = git(repo, "rev-parse", "main").strip()
+    for i in range(26):  # more commits than a look back of 50 would cover
+        for agent in ("a", "b"):
+            propose(mw, repo, tmp_path, agent=agent, content=f"fact {i} of {agent}")
+        assert apply(mw, repo, "--all")[0] == 0
+    end = git(repo, "rev-parse", "main").strip()
+    assert int(git(repo, "rev-list", "--count", f"{start}..{end}")) > 50
+    git(repo, "read-tree", "--reset", "-u", start)  # index and files back at the start
+    assert git(repo, "status", "--porcelain") != ""
+    apply(mw, repo, "--all")
+    assert git(repo, "rev-parse", "main").strip() == end
+    assert git(repo, "status", "--porcelain") == ""

@@ -507,7 +507,7 @@ class Repo:
             return False
         return True
 
-    def line_times(self, rev: str, path: str, depth: int = 20_000) -> list[int]:
+    def line_times(self, rev: str, path: str, depth: int = 50) -> list[int]:
         """Commit time of the last change of every line of `path` at `rev`, along first
         parents (main's history is linear): like `git blame --first-parent`, with difflib
         matching lines between the versions of the file. libgit2's blame re-diffs every
@@ -665,7 +665,7 @@ class Repo:
             return False
         return True
 
-    def catch_up_worktree(self, branch_ref: str, depth: int = 50) -> bool:
+    def catch_up_worktree(self, branch_ref: str, depth: int = 20_000) -> bool:
         """If the checked-out `branch_ref` moved but index and files stayed at one of its
         recent commits (a process killed between the two steps), fast-forward them; never
         when anything is edited. True when it caught up."""
