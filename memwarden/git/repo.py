@@ -223,14 +223,17 @@ class Repo:
         data = self._blobs.get(oid)
         return len(data) if data is not None else self._repo.odb.read_header(oid)[1]
 
-    def read_path(self, rev: str, path: str) -> bytes | None:
-        """The content of `path` at `rev`, or None when absent or not a blob."""
-        commit = self._repo.get(self.resolve_commit(rev))
+    def _object_at(self, rev: str, path: str) -> Any:
+        """The tree entry's object at `path` in commit `rev`, or None when absent."""
         try:
-            obj = commit.tree[_key(path)]
+            return self._repo.get(self.resolve_commit(rev)).tree[_key(path)]
         except KeyError:
             return None
-        if obj.type_str != "blob":
+
+    def read_path(self, rev: str, path: str) -> bytes | None:
+        """The content of `path` at `rev`, or None when absent or not a blob."""
+        obj = self._object_at(rev, path)
+        if obj is None or obj.type_str != "blob":
             return None
         return self._blob(obj)
 
@@ -300,10 +303,8 @@ class Repo:
     def subtree_id(self, rev: str, path: str) -> str | None:
         """The id of the tree (or blob) at `path` in commit `rev` (None: absent). Equal ids
         mean identical content, without diffing."""
-        try:
-            return str(self._repo.get(self.resolve_commit(rev)).tree[_key(path)].id)
-        except KeyError:
-            return None
+        obj = self._object_at(rev, path)
+        return str(obj.id) if obj is not None else None
 
     def changed_paths(self, old: str | None, new: str) -> list[str]:
         """Paths whose content or mode differ between two commits (old None: empty tree).
@@ -690,12 +691,8 @@ class Repo:
 
     def folder_id(self, rev: str, path: str) -> str | None:
         """The tree id of folder `path` in `rev`'s tree, None when it is not a folder."""
-        commit = self._repo.get(self.resolve_commit(rev))
-        try:
-            obj = commit.tree[_key(path)]
-        except KeyError:
-            return None
-        return str(obj.id) if obj.filemode == MODE_TREE else None
+        obj = self._object_at(rev, path)
+        return str(obj.id) if obj is not None and obj.filemode == MODE_TREE else None
 
     def has_folder(self, rev: str, path: str) -> bool:
         """True when `path` is a folder (a tree) in `rev`'s tree."""
@@ -703,12 +700,8 @@ class Repo:
 
     def entry_at(self, rev: str, path: str) -> Entry | None:
         """One path of a committed tree, looked up directly (no walk)."""
-        commit = self._repo.get(self.resolve_commit(rev))
-        try:
-            obj = commit.tree[_key(path)]
-        except KeyError:
-            return None
-        if obj.filemode == MODE_TREE:
+        obj = self._object_at(rev, path)
+        if obj is None or obj.filemode == MODE_TREE:
             return None
         return Entry(path, obj.filemode, str(obj.id))
 
