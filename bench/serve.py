@@ -87,6 +87,16 @@ class Conn:
             self.writer.close()
 
 
+async def timed_read(conn: Conn, agent: str, lat: list[float], bad: list[int]) -> None:
+    """One basic read of `agent`: its latency in ms to `lat` when 200, else a count in bad."""
+    t = time.perf_counter()
+    status, _ = await conn.request("GET", f"/memory/{agent}/read")
+    if status == 200:
+        lat.append((time.perf_counter() - t) * 1000)
+    else:
+        bad[0] += 1
+
+
 async def read_load(port: int, token: str, agents: list[str], clients: int,
                     until: Any) -> tuple[list[float], int, int]:
     """(latencies in ms, 2xx count, other count) of reads until `until()` is true."""
@@ -98,13 +108,7 @@ async def read_load(port: int, token: str, agents: list[str], clients: int,
         conn = Conn(port, token)
         try:
             while not until():
-                agent = rng.choice(agents)
-                t = time.perf_counter()
-                status, _ = await conn.request("GET", f"/memory/{agent}/read")
-                if status == 200:
-                    lat.append((time.perf_counter() - t) * 1000)
-                else:
-                    bad[0] += 1
+                await timed_read(conn, rng.choice(agents), lat, bad)
         finally:
             conn.close()
 
@@ -123,12 +127,7 @@ async def read_each(port: int, token: str, agents: list[str], clients: int
         conn = Conn(port, token)
         try:
             for agent in todo:
-                t = time.perf_counter()
-                status, _ = await conn.request("GET", f"/memory/{agent}/read")
-                if status == 200:
-                    lat.append((time.perf_counter() - t) * 1000)
-                else:
-                    bad[0] += 1
+                await timed_read(conn, agent, lat, bad)
         finally:
             conn.close()
 
