@@ -164,7 +164,7 @@ class _Scanner:
         if self.url_marks:
             self._urls()
         self._encoded()
-        self.hits.extend(signals(text, self.low, self.kind, self.hits))
+        self.hits.extend(signals(text, self.low, self.kind, self.hits, self.blanked))
         if self.comments:
             self._classify_comments()
         if not self.hits:

@@ -112,11 +112,17 @@ _ALL = [(rule_id, spec, i) for rule_id, table in PATTERNS.items()
 _INDEX = {(rule_id, i): n for n, (rule_id, _, i) in enumerate(_ALL)}
 
 
-def _occurrences(low: str) -> dict[int, list[int]]:
-    """Pattern index (into _ALL) -> the offsets where one of its keys starts a word."""
+def _occurrences(low: str, blanked: str | None = None) -> dict[int, list[int]]:
+    """Pattern index (into _ALL) -> the offsets where one of its keys starts a word.
+    `blanked` is tables._blanked(low), if the caller has it."""
+    from memwarden.policies.rules.injection.tables import _blanked
+
     after_break, owners = _key_finder(not low.isascii())
+    blanked = _blanked(low) if blanked is None else blanked
+    if "\r" in blanked:  # a key after a lone CR starts a word too
+        blanked = blanked.replace("\r", " ")
     # A space in front lets the one search find a key at the very start too (offsets + 1).
-    blanked = " " + low.replace("\n", " ").replace("\t", " ").replace("\r", " ")
+    blanked = " " + blanked
     found: dict[int, list[int]] = {}
     for m in after_break.finditer(blanked):
         for idx in owners.get(" ".join(m.group("t").split()), ()):
@@ -156,7 +162,8 @@ def _anchored(low: str, spec: str, regex: re.Pattern[str],
                 yield m
 
 
-def signals(text: str, low: str, kind: str, taken: list[Hit]) -> Iterator[Hit]:
+def signals(text: str, low: str, kind: str, taken: list[Hit], blanked: str | None = None
+            ) -> Iterator[Hit]:
     """The hits of the broader error patterns and of the warning families in `text` (`low`
     is its lower-cased copy, same length). `taken` are the hits found so far: a line that
     already holds an MW3xx error gets no warning, and a phrase already reported under the
@@ -169,7 +176,7 @@ def signals(text: str, low: str, kind: str, taken: list[Hit]) -> Iterator[Hit]:
         if h.severity == ERROR:
             err_lines.add(_line_start(low, h.start))
     out: list[Hit] = []
-    where = _occurrences(low)
+    where = _occurrences(low, blanked)
     if not where:
         return iter(out)
     woken: dict[str, list[int]] = {}  # rule -> its patterns whose keys occur, in order
