@@ -128,6 +128,13 @@ def precommit_exe() -> str | None:
     return shutil.which("pre-commit")
 
 
+# The least any hook on memwarden's dependencies runs: a Python start, click (the CLI) and
+# one token count (the verified ranks loaded, the pre-split pattern compiled), no rule.
+DEPENDENCY_FLOOR = ("import click\n"
+                    "from memwarden.tokens.counter import count_text\n"
+                    "count_text('- one new fact\\n', 'cl100k_base')\n")
+
+
 def hook_cmd() -> list[str]:
     """What the published hook runs (the `memwarden-check` script beside this interpreter),
     else `memwarden check`."""
@@ -252,6 +259,7 @@ def measure(repo: Path, runs: int) -> dict[str, object]:
         "precommit_noop_s": stats(pc_times["noop"]),
         "hook_added_s": stats(pc_times["added"]),
         "hook_direct_s": stats(pc_times["direct"]),
+        "dependency_floor_s": stats(pc_times["floor"]),
         "precommit_imports_s": stats(pc_times["imports"]),
         "precommit_git_s": stats(pc_times["git"]),
         "cold_over_tiktoken": round(ratio, 3),
@@ -280,7 +288,7 @@ def measure_precommit(repo: Path, runs: int, published: bool = False
     entry = " ".join(hook_cmd())
     times: dict[str, list[float]] = {"precommit": [], "noop": [], "direct": [],
                                      "published": [], "noop_python": [], "imports": [],
-                                     "git": [], "added": []}
+                                     "git": [], "added": [], "floor": []}
     py = precommit_python(exe)
     info: dict[str, object] = {"file": target}
     with tempfile.TemporaryDirectory(prefix="mw-precommit-") as tmp:
@@ -320,6 +328,9 @@ def measure_precommit(repo: Path, runs: int, published: bool = False
                 # the floor's two parts: pre-commit's Python start and imports, and the git
                 # commands a no-op run makes (traced in a run of its own, not timed)
                 dt_imports, _ = run_timed([py, "-c", "import pre_commit.main"], repo)
+                dt_floor, proc_floor = run_timed([sys.executable, "-c", DEPENDENCY_FLOOR], repo)
+                if proc_floor.returncode != 0:
+                    raise SystemExit(f"the dependency floor failed: {proc_floor.stdout}")
                 edit_and_stage()
                 trace = Path(tmp) / "trace2.json"
                 trace.unlink(missing_ok=True)
@@ -344,6 +355,7 @@ def measure_precommit(repo: Path, runs: int, published: bool = False
                     times["added"].append(dt - dt_noop)  # the pair ran back to back
                     times["direct"].append(dt_direct)
                     times["imports"].append(dt_imports)
+                    times["floor"].append(dt_floor)
                     times["git"].append(git_seconds(trace))
         finally:
             path.write_bytes(original)
@@ -363,6 +375,7 @@ def measure_precommit_only(repo: Path, runs: int, published: bool = False
         "precommit_noop_s": stats(pc_times["noop"]),
         "hook_added_s": stats(pc_times["added"]),
         "hook_direct_s": stats(pc_times["direct"]),
+        "dependency_floor_s": stats(pc_times["floor"]),
         "precommit_imports_s": stats(pc_times["imports"]),
         "precommit_git_s": stats(pc_times["git"]),
         **({"published_s": stats(pc_times["published"]),
@@ -401,6 +414,8 @@ def render_precommit(r: dict[str, object]) -> str:
         _row(r, "    its git commands (sum, traced run)", "precommit_git_s",
              "in the no-op floor"),
         _row(r, "  of which: memwarden check FILE alone", "hook_direct_s", "the hook's cost"),
+        _row(r, "    its floor: Python + click + one token count", "dependency_floor_s",
+             "no rule run"),
         *([_row(r, "pre-commit run, the published hook (its own venv)", "published_s",
                 f"<= {TARGETS['precommit_s']} s"),
            _row(r, "  of which: pre-commit, no-op python hook", "published_noop_s",

@@ -12,7 +12,7 @@ import datetime as _dt
 import hashlib
 import os
 import sys
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -233,6 +233,7 @@ def _prebuild_encoder(source: Source, config: Config, cache_dir: str | Path | No
             get_encoder(config.encoding)
         except Exception:  # noqa: BLE001 - the main path raises it with its message
             pass
+        _warm_families()
 
     thread = threading.Thread(target=build, name="memwarden-encoder", daemon=True)
     thread.start()
@@ -276,19 +277,19 @@ def prepare_tree_rules(registry: MemFile | None) -> None:
 
 
 def evaluate_entries(source: Source, pending: list[Entry], rules: list[Rule], config: Config,
-                     counter: TokenCounter, meanwhile: Any = None) -> list[FileResult]:
+                     counter: TokenCounter, meanwhile: Any = None) -> Iterator[FileResult]:
     """Read, hash and check each pending file: in this process for small jobs, else in
     forked workers on every core (rules are pure per file; only findings, blob ids and new
-    token counts come back). `meanwhile()` runs in this process while workers work."""
+    token counts come back). Results come in no particular order, each chunk's as soon as
+    it is done, so the caller's bookkeeping runs while the workers work. `meanwhile()` runs
+    in this process while workers work."""
     workers = min(os.cpu_count() or 1, 8)
     if workers < 2 or len(pending) < PARALLEL_FILES:
-        return _evaluate(source, pending, rules, config, counter)
+        yield from _evaluate(source, pending, rules, config, counter)
+        return
     global _JOB
     _JOB = (source, pending, rules, config, counter)
-    for family in FAMILIES:  # compile patterns once, before the fork, not once per worker
-        warm = getattr(sys.modules.get(f"memwarden.policies.rules.{family}"), "warm", None)
-        if warm is not None:
-            warm()
+    _warm_families()  # compile patterns once, before the fork, not once per worker
     # The workers allocate a lot and keep little. Frozen, the parent's objects (modules,
     # patterns, the file list) are never traversed by a worker's collections, nor their
     # pages copied on write; a larger first generation collects ~14x less often.
@@ -304,17 +305,23 @@ def evaluate_entries(source: Source, pending: list[Entry], rules: list[Rule], co
         n_chunks = workers * 32  # small chunks: neither core idles long at the end
         chunks = [list(range(i, len(pending), n_chunks)) for i in range(n_chunks)]
         with mp.Pool(workers) as pool:
-            running = pool.map_async(_evaluate_chunk, chunks, chunksize=1)
+            running = pool.imap_unordered(_evaluate_chunk, chunks)
             if meanwhile is not None:
                 meanwhile()
-            parts = running.get()
+            for part in running:
+                yield from part
     finally:
         _JOB = None
         gc.set_threshold(*old_thresholds)
         gc.unfreeze()
-    out = [r for part in parts for r in part]
-    out.sort(key=lambda r: r.path)
-    return out
+
+
+def _warm_families() -> None:
+    """Compile the loaded rule families' patterns now (each family's `warm()`)."""
+    for family in FAMILIES:
+        warm = getattr(sys.modules.get(f"memwarden.policies.rules.{family}"), "warm", None)
+        if warm is not None:
+            warm()
 
 
 def _evaluate(source: Source, pending: list[Entry], rules: list[Rule], config: Config,
@@ -323,6 +330,7 @@ def _evaluate(source: Source, pending: list[Entry], rules: list[Rule], config: C
     lets each file go once checked, so a worker does not hold its share of the repository
     for its garbage collections to walk."""
     ctx = FileContext(config, counter)
+    by_kind: dict[str, list[Rule]] = {}  # the rules for each file kind, in rule order
     out = []
     for entry in pending:
         mf = source.load(entry)
@@ -331,7 +339,10 @@ def _evaluate(source: Source, pending: list[Entry], rules: list[Rule], config: C
         if mf is None:
             out.append(FileResult(entry.path, None, None, [], {}))
             continue
-        found = _run(rules, mf, ctx)
+        kind = mf.info.kind
+        if kind not in by_kind:
+            by_kind[kind] = [r for r in rules if r.kinds is None or kind in r.kinds]
+        found = _run(by_kind[kind], mf, ctx)
         n = counter.cached(mf.blob_id)
         fm = mf.frontmatter if mf.info.kind in _SHARE_FRONTMATTER and mf.text else None
         out.append(FileResult(mf.path, mf.blob_id, mf.stat_key, found,
@@ -365,13 +376,11 @@ def _dedupe(findings: list[Finding]) -> list[Finding]:
 
 
 def _run(rules: list[Rule], mf: MemFile, ctx: FileContext) -> list[Finding]:
+    """The findings of `rules`, all meant for `mf`'s kind."""
     out: list[Finding] = []
     for r in rules:
-        if r.kinds is not None and mf.info.kind not in r.kinds:
-            continue
         assert r.check is not None
-        for f in r.check(mf, ctx):
-            out.append(f)
+        out.extend(r.check(mf, ctx))
     return out
 
 
