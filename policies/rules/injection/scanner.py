@@ -4,7 +4,8 @@ The text is lower-cased once; every pass over it starts with a literal character
 `<`, `[`, a colon, a quote), which the regex engine finds at C speed, while a character
 class in that place would be several times slower; most attempts then end after one class
 test. The word-start scan is the big pass (an attempt per space): one search over a copy
-whose line breaks and tabs are spaces finds the words after all three. Phrase, role-label
+whose line breaks and tabs are spaces finds the words after all three, both the triggers
+of the phrase, role and ReAct checks and the keys of the signal patterns. Phrase, role-label
 and JSON checks run only at the positions found; `://`, "script:" and "data:text/html"
 come from one search for colons; long encoded runs are found through a sample of every
 25th character; invisible characters are looked for only in non-ASCII text (ASCII text

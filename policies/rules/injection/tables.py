@@ -4,7 +4,8 @@ phrase patterns, role labels, chat tokens and the word-start trigger finders.
 Word-start triggers are found two ways with the same result (tests/test_injection_fast.py
 checks they agree): compiled tries, fast on large inputs but costly to compile, and a walk
 over a flat trie in Python for the first WALK_BUDGET characters a process scans, so a hook
-that checks one small file compiles nothing big.
+that checks one small file compiles nothing big. The compiled way also finds the signal
+keys of signals.py, in the same search (_shared_scan).
 """
 
 from __future__ import annotations
@@ -360,7 +361,7 @@ def _anchored_trie(cyrillic: bool) -> re.Pattern[str]:
     return re.compile(_starting(_script_words(cyrillic)))
 
 
-_SCANNERS_READY: set[bool] = set()  # which _trigger_scanners exist in this process
+_SCANNERS_READY: set[bool] = set()  # for which scripts compiled word-start finders exist
 
 
 def _blanked(low: str) -> str:
@@ -377,7 +378,8 @@ def _compiled_triggers(low: str, cyrillic: bool, space_breaks: list[int],
     """(trigger text, offset) of every word-start trigger, through the compiled tries: line
     starts first, then words after spaces, after tabs, after Unicode spaces, each in text
     order (the order the hits are collected in, which _phrase_found relies on). `blanked`
-    is _blanked(low), if the caller has it."""
+    is _blanked(low), if the caller has it. The scanner gets the same from _shared_scan,
+    unless the words need this search of their own."""
     after_break, at_start = _trigger_scanners(cyrillic)
     if blanked is None:
         blanked = _blanked(low)
