@@ -454,6 +454,8 @@ def _shared_finder(cyrillic: bool, keys: tuple[str, ...]) -> tuple[
                 key = head  # whether it ends a word depends on the next character
             elif head in ending and not _is_word(word[j]):
                 key = key_w = head
+        if word not in triggers and word not in plain:
+            key_w = key  # the search ends such a word only where no word character follows
         table[word] = (key, key_w, n)
     _SCANNERS_READY.add(cyrillic)
     return re.compile(" " + _after_break(sorted(triggers | set(keys)))), table
