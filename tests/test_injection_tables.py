@@ -15,7 +15,7 @@ def _clear() -> None:
     """Forget every table and pattern derived from the marker lists (a new process)."""
     for fn in (tables._tables, tables._phrases, tables._phrase_list, tables._trigger_actions,
                tables._role_labels, tables._role_line, tables._trigger_scanners,
-               tables._walk_tables):
+               tables._walk_tables, tables._anchored_trie, tables._shared_finder):
         fn.cache_clear()
     tables._SCANNERS_READY.clear()
 

@@ -4,7 +4,8 @@ The text is lower-cased once; every pass over it starts with a literal character
 `<`, `[`, a colon, a quote), which the regex engine finds at C speed, while a character
 class in that place would be several times slower; most attempts then end after one class
 test. The word-start scan is the big pass (an attempt per space): one search over a copy
-whose line breaks and tabs are spaces finds the words after all three. Phrase, role-label
+whose line breaks and tabs are spaces finds the words after all three, both the triggers
+of the phrase, role and ReAct checks and the keys of the signal patterns. Phrase, role-label
 and JSON checks run only at the positions found; `://`, "script:" and "data:text/html"
 come from one search for colons; long encoded runs are found through a sample of every
 25th character; invisible characters are looked for only in non-ASCII text (ASCII text
@@ -71,21 +72,20 @@ from memwarden.policies.rules.injection.markers import (
     _url_suspect,
     _waiver_context,
 )
-from memwarden.policies.rules.injection.signals import signals
+from memwarden.policies.rules.injection.signals import signals, word_starts
 from memwarden.policies.rules.injection.signals import warm as _warm_signals
 from memwarden.policies.rules.injection.tables import (
     _QUOTED_VALUE,
     _ROLE_LEAD,
     _UNICODE_SPACES,
     _action_for,
+    _anchored_trie,
     _blanked,
     _Combined,
-    _compiled_triggers,
     _phrases,
     _role_labels,
     _role_line,
     _trigger_actions,
-    _trigger_scanners,
     _walk_chosen,
     _walked_triggers,
 )
@@ -106,7 +106,7 @@ def warm() -> None:
 
 def _compile_all() -> None:
     for cyrillic in (False, True):
-        _trigger_scanners(cyrillic)
+        _anchored_trie(cyrillic)
     for contract in (False, True):
         for action in _trigger_actions(contract).values():
             if action.phrases is not None:
@@ -141,6 +141,7 @@ class _Scanner:
         self.comments: list[tuple[int, int]] = []
         self.url_marks: list[int] = []  # offsets of every `://` (see _colon_marks)
         self.blanked = ""  # _blanked(low), made by run()
+        self.keys: dict[int, list[int]] | None = None  # signal keys found with the triggers
         self.scheme_words = False  # "script:" or "data:text/html" occurs
         self.comment_end = 0  # where the last HTML comment found ends
 
@@ -164,7 +165,7 @@ class _Scanner:
         if self.url_marks:
             self._urls()
         self._encoded()
-        self.hits.extend(signals(text, self.low, self.kind, self.hits, self.blanked))
+        self.hits.extend(signals(text, self.low, self.kind, self.hits, self.blanked, self.keys))
         if self.comments:
             self._classify_comments()
         if not self.hits:
@@ -184,7 +185,7 @@ class _Scanner:
         if walk:
             found: Iterable[tuple[str, int]] = _walked_triggers(low, self.space_breaks)
         else:
-            found = _compiled_triggers(low, cyrillic, self.space_breaks, self.blanked)
+            found, self.keys = word_starts(low, cyrillic, self.space_breaks, self.blanked)
         for trig, pos in found:
             # The hot loop: most hits are ordinary words whose phrase regex fails at once.
             act = actions.get(trig) or _action_for(trig, actions)

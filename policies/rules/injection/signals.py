@@ -73,38 +73,15 @@ def _compiled(rule_id: str, k: int) -> re.Pattern[str]:
 
 
 def warm() -> None:
+    from memwarden.policies.rules.injection.tables import _shared_finder, _trigger_scanners
+
     for rule_id, table in PATTERNS.items():
         for k in range(len(table)):
             _compiled(rule_id, k)
-    _key_finder(False)
-    _key_finder(True)
-
-
-@functools.cache
-def _key_finder(cyrillic: bool) -> tuple[re.Pattern[str], dict[str, tuple[int, ...]]]:
-    """One search for every key of every pattern at a word start (after a space, line
-    break or tab, behind Markdown punctuation), built like the word-start trigger scan:
-    a literal space first, then a trie of the keys (for ASCII text, of the ASCII keys
-    only). Also: key -> the patterns (indexes into _ALL) it or a shorter key that starts
-    it belongs to."""
-    from memwarden.policies.rules.injection.tables import _after_break
-
-    written = sorted({k for _, spec, _ in _ALL for k in spec.partition(":")[2].split("|")
-                      if cyrillic or k.isascii()})
-    keys = sorted({k.rstrip("$") for k in written})  # what group `t` holds
-    by_key: dict[str, set[int]] = {}
-    for i, (_, spec, _) in enumerate(_ALL):
-        for x in spec.partition(":")[2].split("|"):
-            by_key.setdefault(x.rstrip("$"), set()).add(i)
-    owners: dict[str, tuple[int, ...]] = {}
-    for k in keys:  # the patterns of every key that starts k (k itself included)
-        found: set[int] = set()
-        for j in range(1, len(k) + 1):
-            found |= by_key.get(k[:j], set())
-        owners[k] = tuple(sorted(found))
-    # The match is the space alone, the key a look-ahead: finditer resumes right after the
-    # space, so a key inside a multi-word key ("you" in "to you") is found too.
-    return re.compile(f" (?={_after_break(written)})"), owners
+    for cyrillic in (False, True):
+        if _shared_finder(cyrillic, _keys(cyrillic)) is None:
+            _key_finder(cyrillic)
+            _trigger_scanners(cyrillic)
 
 
 _ALL = [(rule_id, spec, i) for rule_id, table in PATTERNS.items()
@@ -112,12 +89,50 @@ _ALL = [(rule_id, spec, i) for rule_id, table in PATTERNS.items()
 _INDEX = {(rule_id, i): n for n, (rule_id, _, i) in enumerate(_ALL)}
 
 
+@functools.cache
+def _keys(cyrillic: bool) -> tuple[str, ...]:
+    """Every key as written (ending in `$` when it must end a word); for ASCII text only
+    the ASCII ones."""
+    return tuple(sorted({k for _, spec, _ in _ALL for k in spec.partition(":")[2].split("|")
+                         if cyrillic or k.isascii()}))
+
+
+@functools.cache
+def _owners() -> dict[str, tuple[int, ...]]:
+    """Key (without its `$`) -> the patterns (indexes into _ALL) it or a shorter key that
+    starts it belongs to."""
+    by_key: dict[str, set[int]] = {}
+    for i, (_, spec, _) in enumerate(_ALL):
+        for x in spec.partition(":")[2].split("|"):
+            by_key.setdefault(x.rstrip("$"), set()).add(i)
+    owners: dict[str, tuple[int, ...]] = {}
+    for k in by_key:  # the patterns of every key that starts k (k itself included)
+        found: set[int] = set()
+        for j in range(1, len(k) + 1):
+            found |= by_key.get(k[:j], set())
+        owners[k] = tuple(sorted(found))
+    return owners
+
+
+@functools.cache
+def _key_finder(cyrillic: bool) -> re.Pattern[str]:
+    """One search for every key of every pattern at a word start (after a space, line
+    break or tab, behind Markdown punctuation), built like the word-start trigger scan:
+    a literal space first, then a trie of the keys (for ASCII text, of the ASCII keys
+    only)."""
+    from memwarden.policies.rules.injection.tables import _after_break
+
+    # The match is the space alone, the key a look-ahead: finditer resumes right after the
+    # space, so a key inside a multi-word key ("you" in "to you") is found too.
+    return re.compile(f" (?={_after_break(list(_keys(cyrillic)))})")
+
+
 def _occurrences(low: str, blanked: str | None = None) -> dict[int, list[int]]:
     """Pattern index (into _ALL) -> the offsets where one of its keys starts a word.
     `blanked` is tables._blanked(low), if the caller has it."""
     from memwarden.policies.rules.injection.tables import _blanked
 
-    after_break, owners = _key_finder(not low.isascii())
+    after_break, owners = _key_finder(not low.isascii()), _owners()
     blanked = _blanked(low) if blanked is None else blanked
     if "\r" in blanked:  # a key after a lone CR starts a word too
         blanked = blanked.replace("\r", " ")
@@ -128,6 +143,25 @@ def _occurrences(low: str, blanked: str | None = None) -> dict[int, list[int]]:
         for idx in owners.get(" ".join(m.group("t").split()), ()):
             found.setdefault(idx, []).append(m.start("t") - 1)
     return found
+
+
+def word_starts(low: str, cyrillic: bool, space_breaks: list[int], blanked: str
+                ) -> tuple[list[tuple[str, int]], dict[int, list[int]]]:
+    """The word-start triggers (as tables._compiled_triggers lists them) and the key
+    occurrences (as _occurrences maps them), from one search where the words allow it
+    (see tables._shared_finder). `cyrillic`: whether the text is not ASCII."""
+    from memwarden.policies.rules.injection.tables import _compiled_triggers, _shared_scan
+
+    shared = _shared_scan(low, cyrillic, space_breaks, blanked, _keys(cyrillic))
+    if shared is None:
+        return _compiled_triggers(low, cyrillic, space_breaks, blanked), \
+            _occurrences(low, blanked)
+    owners = _owners()
+    found: dict[int, list[int]] = {}
+    for key, at in shared[1]:
+        for idx in owners[key]:
+            found.setdefault(idx, []).append(at)
+    return shared[0], found
 
 
 def _anchored(low: str, spec: str, regex: re.Pattern[str],
@@ -162,12 +196,12 @@ def _anchored(low: str, spec: str, regex: re.Pattern[str],
                 yield m
 
 
-def signals(text: str, low: str, kind: str, taken: list[Hit], blanked: str | None = None
-            ) -> Iterator[Hit]:
+def signals(text: str, low: str, kind: str, taken: list[Hit], blanked: str | None = None,
+            where: dict[int, list[int]] | None = None) -> Iterator[Hit]:
     """The hits of the broader error patterns and of the warning families in `text` (`low`
     is its lower-cased copy, same length). `taken` are the hits found so far: a line that
     already holds an MW3xx error gets no warning, and a phrase already reported under the
-    same rule is not reported twice."""
+    same rule is not reported twice. `where` is _occurrences(low), if the caller has it."""
     rules = _CONTRACT_RULES if kind == CONTRACT else tuple(PATTERNS)
     err_lines: set[int] = set()
     starts = {(h.rule, h.start) for h in taken}
@@ -176,7 +210,8 @@ def signals(text: str, low: str, kind: str, taken: list[Hit], blanked: str | Non
         if h.severity == ERROR:
             err_lines.add(_line_start(low, h.start))
     out: list[Hit] = []
-    where = _occurrences(low, blanked)
+    if where is None:
+        where = _occurrences(low, blanked)
     if not where:
         return iter(out)
     woken: dict[str, list[int]] = {}  # rule -> its patterns whose keys occur, in order

@@ -4,7 +4,8 @@ phrase patterns, role labels, chat tokens and the word-start trigger finders.
 Word-start triggers are found two ways with the same result (tests/test_injection_fast.py
 checks they agree): compiled tries, fast on large inputs but costly to compile, and a walk
 over a flat trie in Python for the first WALK_BUDGET characters a process scans, so a hook
-that checks one small file compiles nothing big.
+that checks one small file compiles nothing big. The compiled way also finds the signal
+keys of signals.py, in the same search (_shared_scan).
 """
 
 from __future__ import annotations
@@ -337,24 +338,30 @@ def _after_break(words: list[str]) -> str:
 
 
 @functools.cache
-def _trigger_scanners(cyrillic: bool) -> tuple[re.Pattern[str], re.Pattern[str],
-                                                re.Pattern[str]]:
+def _trigger_scanners(cyrillic: bool) -> tuple[re.Pattern[str], re.Pattern[str]]:
     """Word-start finders: a trigger after a space, optionally behind Markdown punctuation
     (`**Ignore`), searched in a copy of the text whose line breaks and tabs are spaces too
-    (see _blanked), so one pass finds the words after all three; the same at the very
-    start of the text (`#SYSTEM`); and the bare trie, matched where a word is known to start.
-    The search starts with a literal character, which lets the regex engine skip ahead at C
-    speed (a character class would be several times slower), and at most positions the
-    attempt ends after one class test on the next character (see _after_break). For ASCII
-    text the Cyrillic branches are left out."""
-    words = sorted(w for w in _trigger_kinds() if cyrillic or w[0].isascii())
-    body = _after_break(words)
+    (see _blanked), so one pass finds the words after all three; and the same at the very
+    start of the text (`#SYSTEM`). The search starts with a literal character, which lets
+    the regex engine skip ahead at C speed (a character class would be several times
+    slower), and at most positions the attempt ends after one class test on the next
+    character (see _after_break). For ASCII text the Cyrillic branches are left out."""
+    body = _after_break(_script_words(cyrillic))
     _SCANNERS_READY.add(cyrillic)
-    return (re.compile(f" {body}"), re.compile(body),
-            re.compile(_starting(words)))
+    return re.compile(f" {body}"), re.compile(body)
 
 
-_SCANNERS_READY: set[bool] = set()  # which _trigger_scanners exist in this process
+def _script_words(cyrillic: bool) -> list[str]:
+    return sorted(w for w in _trigger_kinds() if cyrillic or w[0].isascii())
+
+
+@functools.cache
+def _anchored_trie(cyrillic: bool) -> re.Pattern[str]:
+    """The bare trie of the triggers, matched where a word is known to start."""
+    return re.compile(_starting(_script_words(cyrillic)))
+
+
+_SCANNERS_READY: set[bool] = set()  # for which scripts compiled word-start finders exist
 
 
 def _blanked(low: str) -> str:
@@ -371,8 +378,9 @@ def _compiled_triggers(low: str, cyrillic: bool, space_breaks: list[int],
     """(trigger text, offset) of every word-start trigger, through the compiled tries: line
     starts first, then words after spaces, after tabs, after Unicode spaces, each in text
     order (the order the hits are collected in, which _phrase_found relies on). `blanked`
-    is _blanked(low), if the caller has it."""
-    after_break, at_start, anchored = _trigger_scanners(cyrillic)
+    is _blanked(low), if the caller has it. The scanner gets the same from _shared_scan,
+    unless the words need this search of their own."""
+    after_break, at_start = _trigger_scanners(cyrillic)
     if blanked is None:
         blanked = _blanked(low)
     first = at_start.match(low)
@@ -390,13 +398,119 @@ def _compiled_triggers(low: str, cyrillic: bool, space_breaks: list[int],
     found += after["\n"]
     found += after[" "]
     found += after["\t"]
-    # Words after a no-break or other Unicode space (noted by the invisible-character
-    # pass, which reads those characters anyway).
-    for i in space_breaks:
-        m = anchored.match(low, i + 1)
-        if m is not None:
-            found.append(m)
-    return [(low[m.start("t"):m.end("t")], m.start("t")) for m in found]
+    return [(low[m.start("t"):m.end("t")], m.start("t")) for m in found] + \
+        _after_spaces(low, cyrillic, space_breaks)
+
+
+def _after_spaces(low: str, cyrillic: bool, space_breaks: list[int]) -> list[tuple[str, int]]:
+    """The triggers after a no-break or other Unicode space (noted by the invisible-character
+    pass, which reads those characters anyway)."""
+    if not space_breaks:
+        return []
+    match = _anchored_trie(cyrillic).match
+    found = (match(low, i + 1) for i in space_breaks)
+    return [(low[m.start("t"):m.end("t")], m.start("t")) for m in found if m is not None]
+
+
+# ---- the triggers and the signal keys in one search
+#
+# The key search of signals.py tries the places the trigger search tries: every word start
+# of the blanked copy, behind the same punctuation. One trie of both word lists finds there
+# the longest word of either; a table made with the trie says which trigger and which key
+# that word holds (the longest word of one list may end inside the other's).
+
+
+def _is_word(ch: str) -> bool:
+    """Whether `ch` is one character that `\\w` matches (what a `$` key may not end before)."""
+    return ch.isalnum() or ch == "_"
+
+
+@functools.cache
+def _shared_finder(cyrillic: bool, keys: tuple[str, ...]) -> tuple[
+        re.Pattern[str], dict[str, tuple[str | None, str | None, int]]] | None:
+    """The search for the triggers and `keys` (signal keys as written: one ending in `$`
+    must end a word) at once, and every word it can match -> (the longest key in it when a
+    non-word character follows, the same when a word character follows, the length of the
+    longest trigger in it or 0). None when a word is one the shared trie cannot stand for
+    (led by punctuation, oddly spaced, a `$` inside): then each list is searched alone."""
+    triggers = set(_script_words(cyrillic))
+    plain = {k for k in keys if not k.endswith("$")}
+    ending = {k[:-1] for k in keys if k.endswith("$")}
+    words = triggers | plain | ending
+    if any(not w or w[0] in _PUNCT_CHARS or "$" in w or w != " ".join(w.split())
+           for w in words):
+        return None
+    table = {}
+    for word in words:
+        key = key_w = None
+        n = 0
+        for j in range(1, len(word) + 1):
+            head = word[:j]
+            if head in triggers:
+                n = j
+            if head in plain:
+                key = key_w = head
+            elif head in ending and j == len(word):
+                key = head  # whether it ends a word depends on the next character
+            elif head in ending and not _is_word(word[j]):
+                key = key_w = head
+        if word not in triggers and word not in plain:
+            key_w = key  # the search ends such a word only where no word character follows
+        table[word] = (key, key_w, n)
+    _SCANNERS_READY.add(cyrillic)
+    return re.compile(" " + _after_break(sorted(triggers | set(keys)))), table
+
+
+def _shared_scan(low: str, cyrillic: bool, space_breaks: list[int], blanked: str,
+                 keys: tuple[str, ...]) -> tuple[list[tuple[str, int]],
+                                                 list[tuple[str, int]]] | None:
+    """What _compiled_triggers yields, and (key, offset) of every word start holding one of
+    `keys`, in text order (as signals._occurrences finds them), from one search; None when
+    the words need a search each (see _shared_finder)."""
+    finder = _shared_finder(cyrillic, keys)
+    if finder is None:
+        return None
+    search, table = finder[0].search, finder[1]
+    # A lone CR breaks words for the keys (not for the triggers), and a space in front
+    # lets the search find a word at the very start: offsets in `text` are one more.
+    text = " " + (blanked.replace("\r", " ") if "\r" in blanked else blanked)
+    after: dict[str, list[tuple[str, int]]] = {"": [], "\n": [], " ": [], "\t": []}
+    found_keys = []
+    m = search(text)
+    while m is not None:
+        word, at = m.group("t"), m.start("t")
+        entry = table.get(word)
+        raw = word
+        if entry is None:  # whitespace other than one space inside the word
+            word = " ".join(word.split())
+            entry = table[word]
+        key, key_w, n = entry
+        if key != key_w and _is_word(text[m.end():m.end() + 1]):
+            key = key_w
+        if key is not None:
+            found_keys.append((key, at - 1))
+        if n:
+            where = after.get(low[m.start() - 1] if m.start() else "")
+            if where is not None:  # (not after a lone CR)
+                if raw is not word:
+                    n = _raw_length(raw, n)
+                where.append((low[at - 1:at - 1 + n], at - 1))
+        # Restart at the word: a multi-word match may hold the next word start.
+        m = search(text, at)
+    found = after[""] + after["\n"] + after[" "] + after["\t"]
+    return found + _after_spaces(low, cyrillic, space_breaks), found_keys
+
+
+def _raw_length(raw: str, n: int) -> int:
+    """How many characters of `raw` its first `n` make once each whitespace run is one."""
+    i = k = 0
+    while k < n:
+        i += 1
+        if raw[i - 1].isspace():
+            while i < len(raw) and raw[i].isspace():
+                i += 1
+        k += 1
+    return i
 
 
 # ---- the same triggers without the tries, for small texts
