@@ -79,7 +79,6 @@ from memwarden.policies.rules.injection.tables import (
     _ROLE_LEAD,
     _UNICODE_SPACES,
     _action_for,
-    _anchored_trie,
     _blanked,
     _Combined,
     _phrases,
@@ -105,8 +104,8 @@ def warm() -> None:
 
 
 def _compile_all() -> None:
-    for cyrillic in (False, True):
-        _anchored_trie(cyrillic)
+    # The trie for words after Unicode spaces is left out: a worker compiles it only if it
+    # meets such a space, while compiling it here would delay every fork.
     for contract in (False, True):
         for action in _trigger_actions(contract).values():
             if action.phrases is not None:
