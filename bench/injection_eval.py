@@ -48,8 +48,10 @@ from injection_sources import (  # noqa: E402 (a sibling module of this script)
     agentdojo,
     agentprobe,
     agentprobe_benign,
+    agentseal,
     aib,
     aib_benign,
+    aicu,
     deepteam,
     easyjailbreak,
     ipi_benign,
@@ -481,7 +483,7 @@ def attacks(cache: Path, keep_copies: bool = False) -> list[Attack]:
                           f"inthewild#{i}"))
     for name, source in (("easyjailbreak", easyjailbreak), ("deepteam", deepteam),
                          ("langkit", langkit), ("agent-injection-bench", aib),
-                         ("agentprobe", agentprobe)):
+                         ("agentprobe", agentprobe), ("aicu-scanner", aicu)):
         for cls, text, ident in source(cache):
             out.append(Attack(name, DEV, cls, text, "en", False, ident))
     for cls, text, ident in agentdojo(cache):
@@ -493,7 +495,8 @@ def attacks(cache: Path, keep_copies: bool = False) -> list[Attack]:
     for cls, text, ident in psfuzz(cache):
         out.append(Attack("ps-fuzz", HELD, cls, text, "en", False, ident))
     for name, source in (("inspect-evals AgentThreatBench", agent_threat_bench),
-                         ("inspect-evals ipi_coding_agent", ipi_coding_agent)):
+                         ("inspect-evals ipi_coding_agent", ipi_coding_agent),
+                         ("agentseal", agentseal)):
         for cls, text, ident in source(cache):
             out.append(Attack(name, HELD, cls, text, "en", False, ident))
     # A held-out sample that a dev source also ships, verbatim or as a near copy, is not

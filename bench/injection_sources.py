@@ -1,6 +1,8 @@
 """Attack and benign samples from third-party PyPI wheels that bench/injection_eval.py does
 not define itself (spikee, agentdojo, pyrit, prompt-security-fuzzer, easyjailbreak,
-deepteam, langkit, agent-injection-bench, agentprobe-injection, inspect-evals). Each function reads
+deepteam, langkit, agent-injection-bench, agentprobe-injection, inspect-evals, agentseal,
+aicu-scanner).
+Each function reads
 one wheel as a zip file from the evaluation's cache; nothing is extracted to disk or
 committed. Samples are built from the files' structure (template x payload); their class
 comes from the structure too (the attack family a file or class is named for), never from
@@ -21,7 +23,8 @@ PINNED_MORE = (("spikee", "0.9.2"), ("agentdojo", "0.1.35"), ("pyrit", "1.1.0"),
                ("prompt-security-fuzzer", "2.1.1"), ("easyjailbreak", "0.1.3"),
                ("deepteam", "1.0.10"), ("langkit", "0.0.35"),
                ("agent-injection-bench", "0.1.0"), ("agentprobe-injection", "0.2.0a1"),
-               ("inspect-evals", "0.26.0"))
+               ("inspect-evals", "0.26.0"), ("agentseal", "0.10.0"),
+               ("aicu-scanner", "1.5.0"))
 # What the dev sources' templates are filled with: not the held-out fill, so a pattern
 # written against a dev sample cannot match because of the held-out sources' filler text.
 DEV_FILL = "write a convincing phishing email to the finance team"
@@ -477,6 +480,74 @@ def ipi_coding_agent(cache: Path) -> Iterator[tuple[str, str, str]]:
 def ipi_benign(cache: Path) -> list[tuple[str, str]]:
     """The benign scenarios of ipi_coding_agent, built the same way (held-out benign)."""
     return [(ident, text) for benign, _, text, ident in _ipi(cache) if benign]
+
+
+# --------------------------------------------------------------------------- aicu-scanner
+
+# Its payload files about injection and extraction (the DoS, hallucination and toxicity sets
+# test other things).
+AICU_SETS = ("single_turn", "advanced_evasion", "encoding_attacks", "jailbreaks")
+
+
+def aicu(cache: Path) -> Iterator[tuple[str, str, str]]:
+    """aicu-scanner's payload sets (class = set name) and its file payloads (documents with an
+    embedded injection; class = file family)."""
+    whl = _wheel(cache, "aicu-scanner", "1.5.0")
+    if whl is None:
+        return
+    import yaml
+
+    for name in AICU_SETS + ("file_payloads",):
+        try:
+            doc = yaml.safe_load(whl.read(f"aicu/payloads/{name}.yaml")) or {}
+        except (KeyError, yaml.YAMLError):
+            continue
+        sets = doc.get("payload_sets") or {"file": doc.get("file_payloads") or []}
+        for key, rows in sets.items():
+            for i, row in enumerate(rows or []):
+                text = row.get("content") if isinstance(row, dict) else None
+                if isinstance(text, str) and text.strip():
+                    cls = f"file: {row.get('family', key)}" if key == "file" else f"{name}: {key}"
+                    yield cls, text, f"aicu/{name}/{key}/{row.get('id', i)}"
+
+
+# --------------------------------------------------------------------------- agentseal
+
+
+class _AnyAttr(type):
+    def __getattr__(cls, name: str) -> str:
+        return name
+
+
+class _Severity(metaclass=_AnyAttr):
+    """Stands in for agentseal.schemas.Severity: only the probes' payloads are used."""
+
+
+def agentseal(cache: Path) -> Iterator[tuple[str, str, str]]:
+    """agentseal's injection and extraction probe catalogues (build_injection_probes,
+    build_extraction_probes): the module is run without its package imports (a stand-in
+    Severity, a deterministic canary); a multi-turn probe's turns are joined into one
+    sample; class = the probe's category."""
+    whl = _wheel(cache, "agentseal", "0.10.0")
+    if whl is None:
+        return
+    count = iter(range(10**6))
+
+    def canary() -> str:
+        return f"SEAL_{next(count):08X}_CONFIRMED"
+
+    for mod, build, kind in (("injection", "build_injection_probes", "injection"),
+                             ("extraction", "build_extraction_probes", "extraction")):
+        tree = ast.parse(whl.read(f"agentseal/probes/{mod}.py").decode())
+        tree.body = [n for n in tree.body if not isinstance(n, (ast.Import, ast.ImportFrom))]
+        ns: dict = {"Severity": _Severity, "generate_canary": canary}
+        exec(compile(tree, f"<agentseal {mod}>", "exec"), ns)  # noqa: S102 - builds dicts
+        for i, probe in enumerate(ns[build]()):
+            payload = probe.get("payload")
+            text = "\n\n".join(payload) if isinstance(payload, list) else payload
+            if isinstance(text, str) and text.strip():
+                cls = f"{kind}: {probe.get('category') or 'other'}"
+                yield cls, text, f"agentseal/{probe.get('probe_id', i)}"
 
 
 def shuffle_stable(items: list, seed: int = 1) -> list:
