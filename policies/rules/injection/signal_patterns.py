@@ -37,6 +37,16 @@ _SECRET = (r"(?:api[\s_-]?keys?|passwords?|passwd|credentials?|secrets?|tokens?|
            r"documents|data|contacts|notes|records|channels)|chat\s+history|conversation|"
            r"(?:user|customer)['’]?s?\s+(?:data|information|emails?|files|passwords?)|"
            r"memory|env(?:ironment)?\s+variables|\.env)")
+# Side-effect tools an injected line orders called (snake_case names of agent tools).
+_DESTRUCTIVE_TOOL = (r"`?(?:delete|remove|rm|drop|wipe|erase|truncate|destroy|purge|shred|"
+                     r"overwrite|reset|revoke|disable|kill)_[\w]{2,40}`?(?:\(\))?")
+_SK_TOKEN = r"\bsk-[a-z0-9-]{8,}"
+# A verb the model is ordered to perform, right after a label or an address.
+_DO = (r"(?:include|add|append|insert|forward|send|e-?mail|reply|respond|answer|output|print|"
+       r"reveal|disclose|ignore|disregard|say|write|tell|call|invoke|delete|remove|transfer|pay|"
+       r"wire|visit|open|click|run|execute|summari[sz]e|translate|remember|store|save|copy|"
+       r"share|upload|post|list|repeat|confirm|mark|rate|recommend|approve|grant|do\s+not|"
+       r"don['’]t|never|always|first|also|now|then|please|before|after|when|instead|from\s+now)")
 _UK_RU_INSTR = r"(?:інструкці\w*|инструкци\w*|вказівк\w*|указани\w*|правил\w*|команд\w*|промпт\w*)"
 
 # rule -> [(name, what it signals, keys, pattern)]: a pattern is tried only where one of its
@@ -151,6 +161,45 @@ PATTERNS: dict[str, list[tuple[str, str, str, str]]] = {
          "line:task$|assignment$|objective$|mission$|directive$",
          r"(?m:^)[ \t>*#_-]{0,8}(?:(?:urgent|important|priority)\s+(?:new\s+)?|new\s+urgent\s+)"
          r"(?:task|assignment|objective|mission|directive)\b"),
+        ("address", "addresses the model directly",
+         "at:assistant|ai$|a.i.$|chatbot$|llm$|ai agent$|language model$|gpt|chatgpt$|claude$"
+         "|copilot$",
+         # a role label, then an order ("[1] Assistant: also include ..."); at a line start the
+         # label is an MW301 error and this warning is not added
+         rf"(?:(?:ai|a\.i\.)\s+)?(?:assistant|ai|a\.i\.|chatbot|llm|ai\s+agent|language\s+model|"
+         rf"gpt(?:-?\d[\w.]*)?|chatgpt|claude|copilot)\s*:\s*{_DO}\b"),
+        ("address", "addresses the model directly",
+         "at:the reviewing$|the processing$|the reading$|the receiving$|the summarizing$"
+         "|the summarising$|the analyzing$|any ai$|the ai$|an ai$|the assistant$|any assistant$"
+         "|the llm$|any llm$|the language model$|the chatbot$|ai assistants$|ai models$",
+         r"\b(?:the|any|an)\s+(?:(?:reviewing|processing|reading|receiving|summari[sz]ing|"
+         r"analy[sz]ing|parsing)\s+)?(?:ai|assistant|llm|language\s+model|chatbot|model|agent|"
+         r"system|ai\s+(?:assistant|agent|model|system))s?\s+(?:(?:that\s+is\s+|who\s+is\s+)?"
+         r"(?:reading|processing|reviewing|summari[sz]ing|analy[sz]ing|parsing)\s+(?:this|these|"
+         r"the\s+\w+)\s+(?:\w+\s+)?)?(?:should|must|shall|is\s+(?:required|instructed|expected)\s+"
+         r"to|needs?\s+to|will\s+need\s+to)\s+(?:now\s+|also\s+|first\s+|always\s+)?"
+         r"(?!be\b|have\b|not\b)\w+"),
+        ("address", "addresses the model directly",
+         "at:processing directive$|processing instruction|hidden directive$|hidden instruction"
+         "|ai directive$|ai instruction|assistant directive$|assistant instruction",
+         r"(?:processing|hidden|ai|assistant)\s+(?:directive|instructions?)\s*:"),
+        ("task", "gives the model a task before or instead of its own",
+         "at:as you$|earlier$|previously$|last time$",
+         r"\bas\s+you\s+(?:mentioned|said|agreed|promised|confirmed|noted|offered)"
+         r"(?:\s+(?:earlier|before|previously|last\s+time))?,?\s+you\s+(?:would|will|['’]d|"
+         r"agreed|promised|were\s+going)\b|\b(?:earlier|previously|last\s+time),?\s+you\s+"
+         r"(?:confirmed|agreed|promised|said|offered|committed)\s+(?:that\s+)?(?:you\s+(?:would|"
+         r"will|['’]d)|to)\b"),
+        ("task", "gives the model a task before or instead of its own",
+         "back30:cancelled$|canceled$|superseded$|revoked$|void$|obsolete$",
+         r"\b(?:prior|previous|original|earlier|initial|old)\s+(?:task|instructions?|assignment|"
+         r"objective|goal)s?\s+(?:is|are|has\s+been|have\s+been|was|were)\s+(?:now\s+)?"
+         r"(?:cancel+ed|superseded|revoked|void|obsolete)\b"),
+        ("reply", "dictates the model's replies",
+         "at:in your$|in every$|in each$|at the end$|at the start$|at the beginning$|at the top$"
+         "|at the bottom$",
+         r"\b(?:in|at\s+the\s+(?:end|start|beginning|top|bottom)\s+of)\s+(?:your|every|each|all)\s+"
+         r"(?:next\s+|future\s+)?summar(?:y|ies)\b"),
         ("task", "gives the model a task before or instead of its own",
          "at:stop$",
          r"\bstop\s+(?:everything|what\s+you(?:'re|\s+are)\s+doing|all\s+(?:current\s+)?tasks)"),
@@ -220,6 +269,19 @@ PATTERNS: dict[str, list[tuple[str, str, str, str]]] = {
          r"(?:відтепер|віднині|з\s+цього\s+моменту|отныне|с\s+этого\s+момента|"
          r"впредь)\s*,?\s+(?:ти|ви|ты|вы|завжди|всегда|ніколи|никогда|тільки|только|"
          r"відповідай|отвечай)\b"),
+        ("task", "gives the model a task before or instead of its own",
+         "at:раніше$|раньше$|ранее$|як ти$|как ты$|минулого$|в прошлый$",
+         r"(?:(?:раніше|раньше|ранее|минулого\s+разу|в\s+прошлый\s+раз),?\s+(?:ти|ты|ви|вы)\s+|"
+         r"(?:як|как)\s+(?:ти|ты)\s+)(?:погодився|погодилась|погодилася|підтвердив|підтвердила|"
+         r"пообіцяв|пообіцяла|обіцяв|согласился|согласилась|подтвердил|подтвердила|пообещал|"
+         r"пообещала|обещал)\w*,?\s+(?:що|что)\s+(?:ти\s+|ты\s+)?(?:зробиш|виконаєш|надішлеш|"
+         r"переведеш|видалиш|сделаешь|выполнишь|отправишь|переведешь|удалишь|будеш|будешь)"),
+        ("address", "addresses the model directly",
+         "at:асистент|ассистент|ші$|ии$|шi$",
+         r"(?:асистент\w*|ассистент\w*|ші|ии|шi)\s*:\s*(?:будь\s+ласка,?\s+|"
+         r"пожалуйста,?\s+)?(?:перешли|надішли|відправ|додай|включи|виведи|видали|переведи|"
+         r"відповідай|ігноруй|отправь|добавь|выведи|удали|отвечай|игнорируй|спочатку|сначала|"
+         r"після|после|також|также|тепер|теперь)\w*"),
         ("secrecy", "tells the model to keep something from the user",
          "at:не$|нічого$|ничего$",
          r"(?:не\s+(?:кажи|говори|повідомляй|сообщай|показуй|показывай)|нічого\s+не\s+кажи|"
@@ -358,6 +420,11 @@ PATTERNS: dict[str, list[tuple[str, str, str, str]]] = {
          r"(?:(?:the|a|an|another)\s+)?(?:\w+\s+){0,2}?(?:character|persona|being|ai|chatbot|"
          r"entity|language\s+model)\b|[\"“'][\w .-]{1,30}[\"”']|[\w-]*gpt\w*|dan\b)"),
         ("persona", "reassigns the model's identity",
+         "at:respond|reply|replying$|answer|speak|continue$|continuing$",
+         r"\b(?:respond|responding|reply|replying|answer|answering|speak|speaking|continue|"
+         r"continuing)\s+(?:the\s+\w+\s+)?(?:by\s+(?:responding|replying|answering)\s+)?"
+         r"(?:exactly|only|just|precisely)\s+as\s+[\w'’-]+\s+would\b"),
+        ("persona", "reassigns the model's identity",
          "at:opposite$|evil$",
          r"\b(?:opposite\s+(?:day|personality)|evil\s+(?:confidant|twin|ai|bot|chatbot|"
          r"assistant))\b"),
@@ -410,6 +477,30 @@ PATTERNS: dict[str, list[tuple[str, str, str, str]]] = {
          r"|the\s+(?:text|words|content|lines)\s+)?(?:above|before\s+this|preceding|written\s+"
          r"above)\b|(?:starting|beginning|that\s+start|which\s+start)\s+with\s+[\"'“‘]you\s+are"),
         ("extract", "asks the model for its instructions",
+         "at:reveal$|disclose$|leak$|expose$|tell me$|give me$|send me$|show me$|dump$",
+         r"(?<!never\s)(?<!not\s)(?<!n['’]t\s)(?<!to\s)\b(?:reveal|disclose|leak|expose|tell\s+me|"
+         r"give\s+me|send\s+me|show\s+me|dump)\s+(?:to\s+me\s+)?(?:your|its)\s+(?:own\s+)?"
+         r"(?:[\w-]+\s+){0,2}?(?:api[\s_-]?keys?|passwords?|passphrases?|secrets?|secret\s+keys?|"
+         r"credentials|tokens?|private\s+keys?|access\s+keys?|system\s+prompt|prompt|instructions|"
+         r"configuration|config|directives|guidelines|rules)\b"),
+        ("extract", "asks the model for its instructions",
+         "at:output$|print$|describe$|export$|serialize$|serialise$|dump$|list$|echo$|reveal$"
+         "|provide$|display$|show$|walk me$|tell me$|include$|share$|write$",
+         r"\b(?:output|print|describe|export|seriali[sz]e|dump|list|echo|reveal|provide|display|"
+         r"show|walk\s+me\s+through|tell\s+me|include|share|write\s+out)\b[^\n]{0,60}?\b(?:your|its)"
+         r"\s+(?:own\s+)?(?:(?:complete|full|current|actual|entire|exact|active|whole|live|"
+         r"primary)\s+){0,2}(?:(?:behaviou?ral|operational)\s+(?:rules|configuration|config|"
+         r"parameters|constraints|contract|state|specification|settings|mode|boundaries)|"
+         r"role\s+definition|pre-?(?:conversation|loaded)\s+context|system[- ]level\s+"
+         r"(?:prompt|instructions)|directives?|active\s+(?:persona|constraints|rules)|"
+         r"configuration\s+\((?:role|rules|persona))"),
+        ("extract", "asks the model for its instructions",
+         "at:розкрий|раскрой|скажи|назови|покажи|видай|выдай|поділись|поделись",
+         r"(?:розкрий|раскрой|скажи|назови|покажи|видай|выдай|поділись|поделись)\w*\s+(?:мені\s+|мне\s+)?"
+         r"(?:свій|свой|свою|свої|свои|твій|твой|твою|твої|твои)\s+(?:[\w-]+\s+){0,2}?"
+         r"(?:api[\s-]?ключ\w*|ключ\w*|парол\w+|токен\w*|секрет\w*|промпт\w*|інструкці\w*|"
+         r"инструкци\w*|налаштуван\w*|настройк\w*|конфігурац\w*|конфигурац\w*)"),
+        ("extract", "asks the model for its instructions",
          "at:покажи|виведи|повтори|розкажи|надрукуй|видай|поділи|перелічи|процитуй|выведи"
          "|расскажи|напечатай|выдай|поделись|перечисли|процитируй|какие|які",
          r"(?:покажи|виведи|повтори|розкажи|надрукуй|видай|поділись|перелічи|процитуй|"
@@ -435,14 +526,67 @@ PATTERNS: dict[str, list[tuple[str, str, str, str]]] = {
          + _IBAN),
         ("tool", "orders a tool call without the user's approval",
          "at:call$|use$|invoke$|run$|execute$|trigger$|fire$",
-         r"\b(?:call|use|invoke|run|execute|trigger|fire)\s+(?:the\s+)?`?[\w.-]+`?\s+"
+         r"\b(?:call|use|invoke|run|execute|trigger|fire)\s+(?:the\s+)?(?:`?[\w.-]+`?\s+"
          r"(?:tool|function|api|endpoint|action|command)\b[^\n]{0,80}?\b(?:without|no\s+need\s+"
          r"(?:for|to)|skip(?:ping)?|bypass(?:ing)?)\s+(?:\w+\s+){0,2}?(?:asking|approval|"
-         r"confirmation|confirming|permission|review|the\s+user)\b"),
+         r"confirmation|confirming|permission|review|the\s+user)\b"
+         # or a destructive tool called on something: "call delete_file on /workspace/prod.db"
+         rf"|{_DESTRUCTIVE_TOOL}\s+(?:tool\s+|function\s+)?(?:on|with|for|against|to)\s+"
+         r"(?:the\s+)?(?:path\s+|file\s+|table\s+|database\s+|repo\w*\s+|bucket\s+)?"
+         r"(?:[\w.~-]*/[\w./~*-]+|all\b|every\b|everything\b|\*))"),
         ("tool", "orders a tool call without the user's approval",
          "at:without$",
          r"\bwithout\s+(?:asking\s+(?:for\s+)?|waiting\s+for\s+|requesting\s+|the\s+user['’]?s?\s+)"
          r"(?:the\s+user['’]?s?\s+)?(?:approval|confirmation|permission|consent)\b"),
+        ("tool", "orders a tool call without the user's approval",
+         "at:no need$|there is no need$|don't need$|do not need$|you don't$|you do not$",
+         r"\b(?:(?:there\s+is\s+)?no\s+need|(?:you\s+)?(?:don['’]t|do\s+not)\s+need)\s+to\s+"
+         r"(?:ask|wait\s+for|get|request|check\s+with|confirm\s+with)\s+(?:for\s+)?"
+         r"(?:the\s+user['’]?s?\s*|the\s+owner['’]?s?\s*|their\s+|any\s+)?(?:approval|"
+         r"confirmation|permission|consent|the\s+user|the\s+owner)\b"),
+        ("tool", "orders a tool call without the user's approval",
+         "back60:approved$|authorized$|authorised$|pre-approved$|signed off$",
+         # an approval claimed for the model, followed by the order itself
+         r"\b(?:the\s+)?(?:user|owner|admin|administrator|operator|developer|manager|ceo|cfo|cto|"
+         r"security\s+team|it\s+department|account\s+holder)\s+(?:has|have|had)\s+(?:already\s+)?"
+         r"(?:pre-?approved|approved|authori[sz]ed|signed\s+off\s+on|confirmed)\s+(?:this|it|"
+         r"the\s+following|these|all\s+of\s+this)\b[^\n]{0,40}?(?::|\bin\s+a\s+previous\s+"
+         r"(?:session|conversation|chat)|,\s*so\s+(?:you|just|go|please|proceed)|[.;]\s*"
+         r"(?:proceed|go\s+ahead|you\s+(?:can|may|should)))"),
+        ("exfil", "orders data sent out",
+         "line:send$|forward$|email$|e-mail$|mail$|transfer$|wire$|pay$|share$|cc$|bcc$",
+         # a bare order at the start of a line (or after "TODO:"), to an e-mail address or an
+         # IBAN: the shape of an agent-task hijack; contribution notes of docs ("send patches
+         # to ...") are not orders to the model
+         r"(?m:^)[ \t>*+-]{0,8}(?:\d{1,3}[.)]\s+)?(?:\[[ x]\]\s+)?(?:(?:todo|task|action"
+         r"(?:\s+item)?|next\s+step|reminder|housekeeping|p\.?s\.?|note)\s*[:—-]\s*)?(?:(?:please|kindly|now|"
+         r"then|also|immediately|urgently|first|quickly)[,\s]+){0,2}(?:send|forward|email|e-mail|"
+         r"mail|transfer|wire|pay|share|cc|bcc)\s+(?!(?:\w+\s+)?(?:bug|bugs|patch|patches|"
+         r"feedback|questions?|comments?|suggestions?|pull\s+requests?|issues?|reports?\s+of|"
+         r"security\s+(?:issues?|reports?)|corrections?)\b)[^\n]{0,100}?\b(?:to|at|into|on)\s+"
+         r"(?:" + _EMAIL + "|" + _IBAN + r")"),
+        ("exfil", "orders data sent out",
+         "at:send$|forward$|email$|e-mail$|mail$|post$|upload$|transfer$|exfiltrate$|leak$|share$"
+         "|submit$|publish$|call$|invoke$",
+         # the address first, then the secret: "call send_email to x@evil.example with the API key"
+         r"\b(?:send|forward|email|e-mail|mail|post|upload|transfer|exfiltrate|leak|share|submit|"
+         r"publish|call|invoke)\b[^\n]{0,40}?\b(?:to|at|with\s+url|url[=:]?)\s*(?:" + _EMAIL
+         + "|" + _URL + r")[^\n]{0,60}?(?:\b(?:with|containing|including|and\s+input|input\s*=|"
+         r"body|the|set\s+to|all)\b[^\n]{0,30}?)(?:" + _SECRET + "|" + _SK_TOKEN + ")"),
+        ("exfil", "orders data sent out",
+         "at:send$|forward$|email$|e-mail$|mail$|post$|upload$|share$|copy$|bcc$|cc$",
+         # the very text being read, sent to an outside address
+         r"\b(?:send|forward|email|e-mail|mail|post|upload|share|copy|bcc|cc)\s+(?:a\s+copy\s+of\s+)?"
+         r"(?:this|the\s+(?:whole|entire|full|complete))\s+(?:e-?mail|message|thread|document|"
+         r"file|conversation|chat|page|inbox|mailbox|summary|report)s?\b[^\n]{0,40}?\b(?:to|at)\s+"
+         r"(?:" + _EMAIL + "|" + _URL + r")"),
+        ("payment", "orders a payment or transfer",
+         "at:send$|transfer$|wire$|pay$|move$|make$|schedule$|initiate$",
+         # to a crypto wallet or an account number instead of an IBAN
+         r"\b(?:send|transfer|wire|pay|move|make|schedule|initiate)\b[^\n]{0,60}?\b(?:transaction|"
+         r"payment|money|funds|transfer|amount|btc|eth|usdt|crypto|bitcoin|ether|\$\s?\d|\d+\s?"
+         r"(?:usd|eur|\$|€|btc|eth))[^\n]{0,80}?\b(?:0x[0-9a-f]{40}\b|(?:bc1|[13])[a-z0-9]{25,59}\b|"
+         r"account\s+(?:number|no\.?|#)\s*:?\s*\d[\d -]{5,})"),
         ("reply", "plants content in every reply",
          "at:append$|add$|include$|insert$|attach$|put$|place$",
          r"\b(?:append|add|include|insert|attach|put|place)\s+(?:[^\n]{0,60}?)\s+(?:to|at|in)\s+"
@@ -454,6 +598,14 @@ PATTERNS: dict[str, list[tuple[str, str, str, str]]] = {
          r"(?m:^)[ \t>*_-]{0,8}(?:todo|action\s+required|task)\s*:\s*(?:send|forward|email|"
          r"transfer|upload|post|delete|invite|share)\b[^\n]{0,120}?(?:" + _EMAIL + "|" + _URL
          + "|" + _IBAN + ")"),
+        ("tool", "orders a tool call without the user's approval",
+         "at:користувач$|користувачка$|власник$|власниця$|адмін|пользователь$|владелец$"
+         "|админ",
+         r"(?:користувач|користувачка|власник|власниця|адміністратор|адмін|пользователь|"
+         r"владелец|администратор|админ)\s+(?:уже\s+|вже\s+)?(?:схвалив|схвалила|дозволив|"
+         r"дозволила|підтвердив|підтвердила|одобрил|одобрила|разрешил|разрешила|подтвердил|"
+         r"подтвердила)\s+(?:це|цей\s+крок|це\s+\w+|это|этот\s+шаг|это\s+\w+)[^\n]{0,40}?"
+         r"(?::|,\s*(?:тож|тому|так\s+что|поэтому)\s)"),
         ("exfil", "orders data sent out",
          "at:надішли|відправ|перешли|передай|вивантаж|отправь|пришли|выгрузи|скопи",
          r"(?:надішли|відправ|перешли|передай|вивантаж|отправь|пришли|перешли|передай|"
@@ -461,6 +613,13 @@ PATTERNS: dict[str, list[tuple[str, str, str, str]]] = {
          r"учетные\s+данные|секрет\w*|вміст|содержимое|усі\s+файли|все\s+файлы|листи|письма|"
          r"історі\w+|истори\w+|дані|данные)[^\n]{0,80}?(?:на|до|в)\s+(?:" + _EMAIL + "|" + _URL
          + r"|адрес\w*)"),
+        ("exfil", "orders data sent out",
+         "line:надішли|відправ|перешли|перекажи|переведи|отправь|пришли|оплати|сплати|заплати",
+         r"(?m:^)[ \t>*+-]{0,8}(?:\d{1,3}[.)]\s+)?(?:\[[ x]\]\s+)?(?:(?:todo|завдання|задача|"
+         r"нагадування|напоминание)\s*[:—-]\s*)?(?:(?:будь\s+ласка|пожалуйста|терміново|срочно|"
+         r"негайно|немедленно|також|также|тепер|теперь)[,\s]+){0,2}(?:надішли|відправ|перешли|"
+         r"перекажи|переведи|отправь|пришли|оплати|сплати|заплати)\w*\s[^\n]{0,100}?"
+         r"(?:на|до|в)\s+(?:" + _EMAIL + "|" + _IBAN + r")"),
         ("payment", "orders a payment or transfer",
          "at:переказ|переведи|перекажи|надішли|отправь|сделай|зроби",
          r"(?:переказ\w*|переведи|перекажи|надішли|отправь|сделай|зроби)\w*[^\n]{0,60}?"
