@@ -96,7 +96,8 @@ PATTERNS: dict[str, list[tuple[str, str, str, str]]] = {
          r"(?:follow|execute|obey|perform|carry\s+out|act\s+on|comply\s+with|do)"
          r"\s+(?:what\s+(?:it|they|the\s+\w+)\s+(?:says?|tells?\s+you|asks?)|it\b|them\b|"
          r"its\s+instructions|the\s+(?:decoded|hidden|resulting|embedded)\s+\w+|"
-         r"the\s+instructions?)|(?:виконай|выполни|зроби|сделай)\w*\s+(?:(?:те|то),?\s+)?(?:що|что|це|"
+         r"the\s+instructions?)|(?:виконай|выполни)\w*\s*:|(?:виконай|выполни|зроби|сделай)\w*\s+"
+         r"(?:(?:те|то),?\s+)?(?:що|что|це|"
          r"это|їх|их|інструкці\w*|инструкци\w*))"),
         ("decode", "asks the model to decode hidden text and follow it",
          "at:follow$|execute$|obey$|carry$|do$",
@@ -181,6 +182,10 @@ PATTERNS: dict[str, list[tuple[str, str, str, str]]] = {
         ("address", "addresses the model directly",
          "back20:directive$|directives$|instruction$|instructions$",
          r"(?:processing|hidden|ai|assistant)\s+(?:directive|instructions?)\s*:"),
+        ("address", "addresses the model directly",
+         "back20:вказівка$|інструкція$|указание$|инструкция$",
+         r"(?:прихована|секретна|скрытая|секретная|службова|служебная)\s+(?:вказівка|інструкція|"
+         r"указание|инструкция)\s*:"),
         ("task", "gives the model a task before or instead of its own",
          "at:as you$|earlier$|previously$|last time$",
          r"\bas\s+you\s+(?:mentioned|said|agreed|promised|confirmed|noted|offered)"
@@ -278,11 +283,17 @@ PATTERNS: dict[str, list[tuple[str, str, str, str]]] = {
          r"відповідай|ігноруй|отправь|добавь|выведи|удали|отвечай|игнорируй|спочатку|сначала|"
          r"після|после|також|также|тепер|теперь)\w*"),
         ("reply", "dictates the model's replies",
-         "back90:сводки$|ответа$|відповіді$|зведення$|резюме$",
+         "back90:сводки$|ответа$|відповіді$|зведення$",
          r"(?:в|у)\s+(?:конце|кінці|начале|початку)\s+(?:своей|своего|каждой|каждого|твоей|"
-         r"твоего|своєї|свого|кожної|кожного|твоєї|твого)\s+(?:сводки|ответа|відповіді|зведення|"
-         r"резюме)|(?:добав|додай|включи|вставь|встав|допиши)\w*[^\n]{0,60}?(?:в|у)\s+(?:конце|"
-         r"кінці)\s+(?:сводки|ответа|відповіді|зведення|резюме)"),
+         r"твоего|своєї|свого|кожної|кожного|твоєї|твого)\s+(?:сводки|ответа|відповіді|"
+         r"зведення)|(?:добав|додай|включи|вставь|встав|допиши)\w*[^\n]{0,60}?(?:в|у)\s+(?:конце|"
+         r"кінці)\s+(?:сводки|ответа|відповіді|зведення)"),
+        ("task", "gives the model a task before or instead of its own",
+         "back40:скасовано$|скасована$|скасовані$|анульовано$|отменено$|отменена$|отменены$"
+         "|аннулировано$|аннулирована$",
+         r"(?:попереднє|попередня|попередні|початкове|початкова|предыдущее|предыдущая|предыдущие|"
+         r"прежнее|прежняя|исходное|исходная)\s+(?:завдання|задача|задачі|інструкці\w*|задание|"
+         r"задачи|инструкци\w*)\s+(?:\w+\s+)?(?:скасован\w*|анульован\w*|отменен\w*|аннулирован\w*)"),
         ("secrecy", "tells the model to keep something from the user",
          "at:не$|нічого$|ничего$",
          r"(?:не\s+(?:кажи|говори|повідомляй|сообщай|показуй|показывай)|нічого\s+не\s+кажи|"
@@ -430,6 +441,10 @@ PATTERNS: dict[str, list[tuple[str, str, str, str]]] = {
          r"\b(?:opposite\s+(?:day|personality)|evil\s+(?:confidant|twin|ai|bot|chatbot|"
          r"assistant))\b"),
         ("persona", "reassigns the model's identity",
+         "at:відповідай$|відповідайте$|отвечай$|отвечайте$",
+         r"(?:відповідай|відповідайте|отвечай|отвечайте)\s+(?:саме|точно|лише|только|именно)\s+"
+         r"(?:так,?\s+)?(?:як|как)\s+(?:відповів|відповіла|ответил|ответила)\s+би\s+[\w'’-]+"),
+        ("persona", "reassigns the model's identity",
          "at:ніколи$|никогда$|давай$|давайте$|хочу$",
          r"(?:ніколи|никогда)\s+не\s+(?:відмовляй\w*|відмовляєш\w*|отказывай\w*|отказываешь\w*)|(?:давай|давайте)\s+"
          r"(?:зіграємо|пограємо|сыграем|поиграем|уявимо|представим)|хочу,?\s+(?:щоб|чтобы)\s+"
@@ -511,7 +526,8 @@ PATTERNS: dict[str, list[tuple[str, str, str, str]]] = {
          r"[^\w\n]+(?:[\w'’-]+[^\w\n]+){0,3}?(?:системн\w+|прихован\w+|скрыт\w+|початков\w+|"
          r"начальн\w+|свої|свои|твої|твои|ваші|ваши|внутрішн\w+|внутренн\w+)[^\w\n]+"
          r"(?:промпт\w*|інструкці\w*|инструкци\w*|вказівк\w*|указани\w*|повідомлен\w*|"
-         r"сообщени\w*|налаштуван\w*|настройк\w*)"),
+         r"сообщени\w*|налаштуван\w*|настройк\w*|конфігурац\w*|конфигурац\w*|поведінков\w+\s+"
+         r"правил\w*|поведенческ\w+\s+правил\w*)"),
     ],
     "MW312": [
         ("exfil", "orders data sent out",
@@ -526,11 +542,15 @@ PATTERNS: dict[str, list[tuple[str, str, str, str]]] = {
          # API key sk-..."
          r"|[^\n]{0,40}?\b(?:to|at|with\s+url|url[=:]?)\s*(?:" + _EMAIL + "|" + _URL
          + r")[^\n]{0,60}?\b(?:with|containing|including|and\s+input|input\s*=|body|the|"
-         r"set\s+to|all)\b[^\n]{0,30}?(?:" + _SECRET + "|" + _SK_TOKEN + ")"
-         # or the very text being read, to an outside address: "forward this email to x@..."
-         r"|\s+(?:a\s+copy\s+of\s+)?(?:this|the\s+(?:whole|entire|full|complete))\s+(?:e-?mail|"
+         r"set\s+to|all)\b[^\n]{0,30}?(?:" + _SECRET + "|" + _SK_TOKEN + "))"),
+        ("exfil", "orders data sent out",
+         "at:send$|forward$|email$|e-mail$|mail$|post$|upload$|share$|copy$|bcc$|cc$",
+         # the very text being read, to an outside address ("forward this email to x@..."); not
+         # a request reported with "to" ("the customer asked us to forward this email to ...")
+         r"(?<!to\s)\b(?:send|forward|email|e-mail|mail|post|upload|share|copy|bcc|cc)\s+"
+         r"(?:a\s+copy\s+of\s+)?(?:this|the\s+(?:whole|entire|full|complete))\s+(?:e-?mail|"
          r"message|thread|document|file|conversation|chat|page|inbox|mailbox|summary|report)s?"
-         r"\b[^\n]{0,40}?\b(?:to|at)\s+(?:" + _EMAIL + "|" + _URL + r"))"),
+         r"\b[^\n]{0,40}?\b(?:to|at)\s+(?:" + _EMAIL + "|" + _URL + r")"),
         ("payment", "orders a payment or transfer",
          "at:send$|transfer$|wire$|pay$|make$|schedule$|initiate$|move$",
          r"\b(?:send|transfer|wire|pay|make|schedule|initiate|move)\b[^\n]{0,60}?\b(?:transaction|"
@@ -549,8 +569,9 @@ PATTERNS: dict[str, list[tuple[str, str, str, str]]] = {
          "back30:delete_|remove_|rm_|drop_|wipe_|erase_|truncate_|destroy_|purge_|shred_"
          "|overwrite_|reset_|revoke_|disable_|kill_",
          # "call delete_file on /workspace/prod.db": keyed on the tool's own name
-         rf"\b(?:call|invoke|run|use|execute|trigger)\s+(?:the\s+)?{_DESTRUCTIVE_TOOL}\s+"
-         r"(?:tool\s+|function\s+)?(?:on|with|for|against|to)\s+(?:the\s+)?(?:path\s+|file\s+|"
+         rf"(?:\b(?:call|invoke|run|use|execute|trigger)|(?:виклич|викличи|запусти|виконай|вызови|"
+         rf"выполни)\w*)\s+(?:the\s+)?{_DESTRUCTIVE_TOOL}\s+(?:tool\s+|function\s+)?(?:on|with|for|"
+         r"against|to|для|на|з|с|по)\s+(?:the\s+)?(?:path\s+|file\s+|"
          r"table\s+|database\s+|repo\w*\s+|bucket\s+)?(?:[\w.~-]*/[\w./~*-]+|all\b|every\b|"
          r"everything\b|\*)"),
         ("tool", "orders a tool call without the user's approval",
@@ -603,6 +624,15 @@ PATTERNS: dict[str, list[tuple[str, str, str, str]]] = {
          r"дозволила|підтвердив|підтвердила|одобрил|одобрила|разрешил|разрешила|подтвердил|"
          r"подтвердила)\s+(?:це|цей\s+крок|це\s+\w+|это|этот\s+шаг|это\s+\w+)[^\n]{0,40}?"
          r"(?::|,\s*(?:тож|тому|так\s+что|поэтому)\s)"),
+        ("tool", "orders a tool call without the user's approval",
+         "back40:питати$|запитувати$|спрашивать$|запрашивать$|підтвердження$|дозволу$|згоди$"
+         "|подтверждения$|разрешения$|согласия$",
+         r"не\s+(?:потрібно|треба|варто|нужно|надо|стоит)\s+(?:питати|запитувати|чекати|"
+         r"спрашивать|ждать|запрашивать)\s+(?:у\s+)?(?:(?:дозвол\w*|підтвердженн\w*|згод\w*|"
+         r"разрешени\w*|подтверждени\w*|согласи\w*)\s+(?:у\s+)?)?(?:користувач\w*|власник\w*|"
+         r"пользовател\w*|владельц\w*|дозвол\w*|підтвердженн\w*|разрешени\w*|подтверждени\w*)"
+         r"|без\s+(?:підтвердження|дозволу|згоди|подтверждения|разрешения|согласия)\s+"
+         r"(?:користувача|власника|пользователя|владельца)"),
         ("exfil", "orders data sent out",
          "at:надішли|відправ|перешли|передай|вивантаж|отправь|пришли|выгрузи|скопи",
          r"(?:надішли|відправ|перешли|передай|вивантаж|отправь|пришли|перешли|передай|"
@@ -622,7 +652,8 @@ PATTERNS: dict[str, list[tuple[str, str, str, str]]] = {
         ("payment", "orders a payment or transfer",
          "at:переказ|переведи|перекажи|надішли|отправь|сделай|зроби",
          r"(?:переказ\w*|переведи|перекажи|надішли|отправь|сделай|зроби)\w*[^\n]{0,60}?"
-         r"(?:кошт\w*|грош\w*|деньг\w*|платіж|платеж|транзакці\w+|транзакци\w+|переказ|перевод)"
-         r"[^\n]{0,80}?" + _IBAN),
+         r"(?:кошт\w*|грош\w*|деньг\w*|платіж|платеж|транзакці\w+|транзакци\w+|переказ|перевод|"
+         r"btc|eth|usdt|біткоїн\w*|биткоин\w*)[^\n]{0,80}?(?:" + _IBAN + r"|\b0x[0-9a-f]{40}\b|"
+         r"\b(?:bc1|[13])[a-z0-9]{25,59}\b)"),
     ],
 }
