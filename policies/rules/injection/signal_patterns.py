@@ -553,9 +553,11 @@ PATTERNS: dict[str, list[tuple[str, str, str, str]]] = {
          r"\b[^\n]{0,40}?\b(?:to|at)\s+(?:" + _EMAIL + "|" + _URL + r")"),
         ("payment", "orders a payment or transfer",
          "at:send$|transfer$|wire$|pay$|make$|schedule$|initiate$|move$",
-         r"\b(?:send|transfer|wire|pay|make|schedule|initiate|move)\b[^\n]{0,60}?\b(?:transaction|"
+         # the first money word settles the first gap (atomic): a line of repeated "send 1 btc"
+         # is not re-scanned from every later money word
+         r"\b(?:send|transfer|wire|pay|make|schedule|initiate|move)\b(?>[^\n]{0,60}?\b(?:transaction|"
          r"payment|money|funds|transfer|amount|btc|eth|usdt|crypto|bitcoin|ether|\$\s?\d|"
-         r"\d+\s?(?:usd|eur|\$|€|btc|eth))[^\n]{0,80}?(?:" + _IBAN
+         r"\d+\s?(?:usd|eur|\$|€|btc|eth)))[^\n]{0,80}?(?:" + _IBAN
          # or a crypto wallet, or an account number
          + r"|\b0x[0-9a-f]{40}\b|\b(?:bc1|[13])[a-z0-9]{25,59}\b|\baccount\s+(?:number|no\.?|#)"
          r"\s*:?\s*\d[\d -]{5,})"),
