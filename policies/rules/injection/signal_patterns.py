@@ -40,6 +40,9 @@ _SECRET = (r"(?:api[\s_-]?keys?|passwords?|passwd|credentials?|secrets?|tokens?|
 # Side-effect tools an injected line orders called (snake_case names of agent tools).
 _DESTRUCTIVE_TOOL = (r"`?(?:delete|remove|rm|drop|wipe|erase|truncate|destroy|purge|shred|"
                      r"overwrite|reset|revoke|disable|kill)_[\w]{2,40}`?(?:\(\))?")
+# After the verb of the exfil pattern: the verb did not follow a "to" (fixed-width looks).
+_NOT_REPORTED = "|" + "".join(f"(?<!to\\s{v})" for v in (
+    "send", "forward", "email", "e-mail", "mail", "post", "upload", "share", "copy", "cc", "bcc"))
 _SK_TOKEN = r"\bsk-[a-z0-9-]{8,}"
 # A verb the model is ordered to perform, right after a label or an address.
 _DO = (r"(?:include|add|append|insert|forward|send|e-?mail|reply|respond|answer|output|print|"
@@ -170,20 +173,20 @@ PATTERNS: dict[str, list[tuple[str, str, str, str]]] = {
          rf"(?:(?:ai|a\.i\.)\s+)?(?:assistant|ai|a\.i\.|chatbot|llm|ai\s+agent|language\s+model)"
          rf"\s*:\s*{_DO}\b"),
         ("address", "addresses the model directly",
-         "back40:assistant|ai$|llm$|chatbot$|language model$|reviewing$|processing$"
-         "|summarizing$|summarising$",
-         r"\b(?:the|any|an)\s+(?:(?:reviewing|processing|reading|receiving|summari[sz]ing|"
-         r"analy[sz]ing|parsing)\s+)?(?:ai|assistant|llm|language\s+model|chatbot|model|agent|"
-         r"system|ai\s+(?:assistant|agent|model|system))s?\s+(?:(?:that\s+is\s+|who\s+is\s+)?"
-         r"(?:reading|processing|reviewing|summari[sz]ing|analy[sz]ing|parsing)\s+(?:this|these|"
-         r"the\s+\w+)\s+(?:\w+\s+)?)?(?:should|must|shall|is\s+(?:required|instructed|expected)\s+"
-         r"to|needs?\s+to|will\s+need\s+to)\s+(?:now\s+|also\s+|first\s+|always\s+)?"
+         "at:assistant$|assistants$|chatbot$|llm$|reviewing$|processing$|summarizing$"
+         "|summarising$",
+         # "the reviewing assistant should output ...", "the assistant reading this file must"
+         r"(?:(?:reviewing|processing|summari[sz]ing)\s+(?:ai\s+)?(?:assistant|model|agent|system|"
+         r"llm|chatbot)|(?:assistant|chatbot|llm)s?(?:\s+(?:that\s+is\s+|who\s+is\s+)?(?:reading|"
+         r"processing|reviewing|summari[sz]ing|analy[sz]ing|parsing)\s+(?:this|these|the\s+\w+)\s+"
+         r"(?:\w+\s+)?)?)\s+(?:should|must|shall|is\s+(?:required|instructed|expected)\s+to|"
+         r"needs?\s+to|will\s+need\s+to)\s+(?:now\s+|also\s+|first\s+|always\s+)?"
          r"(?!be\b|have\b|not\b)\w+"),
         ("address", "addresses the model directly",
-         "back20:directive$|directives$|instruction$|instructions$",
-         r"(?:processing|hidden|ai|assistant)\s+(?:directive|instructions?)\s*:"),
+         "at:hidden$|processing$",
+         r"(?:processing|hidden)\s+(?:directive|instructions?)\s*:"),
         ("address", "addresses the model directly",
-         "back20:вказівка$|інструкція$|указание$|инструкция$",
+         "at:прихована$|секретна$|скрытая$|секретная$|службова$|служебная$",
          r"(?:прихована|секретна|скрытая|секретная|службова|служебная)\s+(?:вказівка|інструкція|"
          r"указание|инструкция)\s*:"),
         ("task", "gives the model a task before or instead of its own",
@@ -283,17 +286,15 @@ PATTERNS: dict[str, list[tuple[str, str, str, str]]] = {
          r"відповідай|ігноруй|отправь|добавь|выведи|удали|отвечай|игнорируй|спочатку|сначала|"
          r"після|после|також|также|тепер|теперь)\w*"),
         ("reply", "dictates the model's replies",
-         "back90:сводки$|ответа$|відповіді$|зведення$",
-         r"(?:в|у)\s+(?:конце|кінці|начале|початку)\s+(?:своей|своего|каждой|каждого|твоей|"
-         r"твоего|своєї|свого|кожної|кожного|твоєї|твого)\s+(?:сводки|ответа|відповіді|"
-         r"зведення)|(?:добав|додай|включи|вставь|встав|допиши)\w*[^\n]{0,60}?(?:в|у)\s+(?:конце|"
-         r"кінці)\s+(?:сводки|ответа|відповіді|зведення)"),
+         "back30:сводки$|ответа$|відповіді$|зведення$",
+         r"(?:конце|кінці|начале|початку)\s+(?:своей|своего|каждой|каждого|твоей|твоего|своєї|"
+         r"свого|кожної|кожного|твоєї|твого)\s+(?:сводки|ответа|відповіді|зведення)"),
         ("task", "gives the model a task before or instead of its own",
-         "back40:скасовано$|скасована$|скасовані$|анульовано$|отменено$|отменена$|отменены$"
-         "|аннулировано$|аннулирована$",
-         r"(?:попереднє|попередня|попередні|початкове|початкова|предыдущее|предыдущая|предыдущие|"
-         r"прежнее|прежняя|исходное|исходная)\s+(?:завдання|задача|задачі|інструкці\w*|задание|"
-         r"задачи|инструкци\w*)\s+(?:\w+\s+)?(?:скасован\w*|анульован\w*|отменен\w*|аннулирован\w*)"),
+         "at:попереднє$|попередня$|початкове$|початкова$|предыдущее$|предыдущая$|прежнее$"
+         "|прежняя$|исходное$|исходная$",
+         r"(?:попереднє|попередня|початкове|початкова|предыдущее|предыдущая|прежнее|прежняя|"
+         r"исходное|исходная)\s+(?:завдання|задача|інструкція|задание|инструкция)\s+(?:\w+\s+)?"
+         r"(?:скасован\w*|анульован\w*|отменен\w*|аннулирован\w*)"),
         ("secrecy", "tells the model to keep something from the user",
          "at:не$|нічого$|ничего$",
          r"(?:не\s+(?:кажи|говори|повідомляй|сообщай|показуй|показывай)|нічого\s+не\s+кажи|"
@@ -541,21 +542,19 @@ PATTERNS: dict[str, list[tuple[str, str, str, str]]] = {
          # or the address first, then the secret: "call send_email to x@evil.example with the
          # API key sk-..."
          r"|[^\n]{0,40}?\b(?:to|at|with\s+url|url[=:]?)\s*(?:" + _EMAIL + "|" + _URL
-         + r")[^\n]{0,60}?\b(?:with|containing|including|and\s+input|input\s*=|body|the|"
-         r"set\s+to|all)\b[^\n]{0,30}?(?:" + _SECRET + "|" + _SK_TOKEN + "))"),
-        ("exfil", "orders data sent out",
-         "at:send$|forward$|email$|e-mail$|mail$|post$|upload$|share$|copy$|bcc$|cc$",
-         # the very text being read, to an outside address ("forward this email to x@..."); not
-         # a request reported with "to" ("the customer asked us to forward this email to ...")
-         r"(?<!to\s)\b(?:send|forward|email|e-mail|mail|post|upload|share|copy|bcc|cc)\s+"
-         r"(?:a\s+copy\s+of\s+)?(?:this|the\s+(?:whole|entire|full|complete))\s+(?:e-?mail|"
-         r"message|thread|document|file|conversation|chat|page|inbox|mailbox|summary|report)s?"
-         r"\b[^\n]{0,40}?\b(?:to|at)\s+(?:" + _EMAIL + "|" + _URL + r")"),
+         + r")[^\n]{0,60}?\b(?:with|containing|including|input\s*=|set\s+to)\b[^\n]{0,30}?"
+         r"(?:" + _SECRET + "|" + _SK_TOKEN + ")"
+         # or the very text being read, to an outside address ("forward this email to x@..."),
+         # but not a request reported with "to" ("the customer asked us to forward this ...")
+         + _NOT_REPORTED + r"\s+(?:a\s+copy\s+of\s+)?(?:this|the\s+(?:whole|entire|full|"
+         r"complete))\s+(?:e-?mail|message|thread|document|file|conversation|chat|page|inbox|"
+         r"mailbox|summary|report)s?\b[^\n]{0,40}?\b(?:to|at)\s+(?:" + _EMAIL + "|" + _URL
+         + r"))"),
         ("payment", "orders a payment or transfer",
-         "at:send$|transfer$|wire$|pay$|make$|schedule$|initiate$|move$",
+         "at:send$|transfer$|wire$|pay$|make$|schedule$|initiate$",
          # the first money word settles the first gap (atomic): a line of repeated "send 1 btc"
          # is not re-scanned from every later money word
-         r"\b(?:send|transfer|wire|pay|make|schedule|initiate|move)\b(?>[^\n]{0,60}?\b(?:transaction|"
+         r"\b(?:send|transfer|wire|pay|make|schedule|initiate)\b(?>[^\n]{0,60}?\b(?:transaction|"
          r"payment|money|funds|transfer|amount|btc|eth|usdt|crypto|bitcoin|ether|\$\s?\d|"
          r"\d+\s?(?:usd|eur|\$|€|btc|eth)))[^\n]{0,80}?(?:" + _IBAN
          # or a crypto wallet, or an account number
@@ -619,7 +618,7 @@ PATTERNS: dict[str, list[tuple[str, str, str, str]]] = {
          r"transfer|upload|post|delete|invite|share)\b[^\n]{0,120}?(?:" + _EMAIL + "|" + _URL
          + "|" + _IBAN + ")"),
         ("tool", "orders a tool call without the user's approval",
-         "back40:схвалив$|схвалила$|дозволив$|дозволила$|підтвердив$|підтвердила$|одобрил$"
+         "back28:схвалив$|схвалила$|дозволив$|дозволила$|підтвердив$|підтвердила$|одобрил$"
          "|одобрила$|разрешил$|разрешила$|подтвердил$|подтвердила$",
          r"(?:користувач|користувачка|власник|власниця|адміністратор|адмін|пользователь|"
          r"владелец|администратор|админ)\s+(?:уже\s+|вже\s+)?(?:схвалив|схвалила|дозволив|"
@@ -645,11 +644,11 @@ PATTERNS: dict[str, list[tuple[str, str, str, str]]] = {
          r"[^\n]{0,80}?(?:на|до|в)\s+(?:" + _EMAIL + "|" + _URL
          + r"|адрес\w*)"),
         ("exfil", "orders data sent out",
-         "line:надішли|відправ|перешли|перекажи|переведи|отправь|пришли|оплати|сплати|заплати",
+         "line:надішли|відправ|перешли|перекажи|переведи|отправь|пришли|заплати",
          r"(?m:^)[ \t>*+-]{0,8}(?:\d{1,3}[.)]\s+)?(?:\[[ x]\]\s+)?(?:(?:todo|завдання|задача|"
          r"нагадування|напоминание)\s*[:—-]\s*)?(?:(?:будь\s+ласка|пожалуйста|терміново|срочно|"
          r"негайно|немедленно|також|также|тепер|теперь)[,\s]+){0,2}(?:надішли|відправ|перешли|"
-         r"перекажи|переведи|отправь|пришли|оплати|сплати|заплати)\w*\s[^\n]{0,100}?"
+         r"перекажи|переведи|отправь|пришли|заплати)\w*\s[^\n]{0,100}?"
          r"(?:на|до|в)\s+(?:" + _EMAIL + "|" + _IBAN + r")"),
         ("payment", "orders a payment or transfer",
          "at:переказ|переведи|перекажи|надішли|отправь|сделай|зроби",
