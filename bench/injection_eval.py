@@ -44,9 +44,18 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from injection_sources import (  # noqa: E402 (a sibling module of this script)
     DEV_FILL,
     PINNED_MORE,
+    agent_threat_bench,
     agentdojo,
+    agentprobe,
+    agentprobe_benign,
+    agentseal,
+    aib,
+    aib_benign,
+    aicu,
     deepteam,
     easyjailbreak,
+    ipi_benign,
+    ipi_coding_agent,
     langkit,
     psfuzz,
     pyrit,
@@ -473,7 +482,8 @@ def attacks(cache: Path, keep_copies: bool = False) -> list[Attack]:
                           text.replace("[INSERT PROMPT HERE]", DEV_FILL), "en", False,
                           f"inthewild#{i}"))
     for name, source in (("easyjailbreak", easyjailbreak), ("deepteam", deepteam),
-                         ("langkit", langkit)):
+                         ("langkit", langkit), ("agent-injection-bench", aib),
+                         ("agentprobe", agentprobe), ("aicu-scanner", aicu)):
         for cls, text, ident in source(cache):
             out.append(Attack(name, DEV, cls, text, "en", False, ident))
     for cls, text, ident in agentdojo(cache):
@@ -484,6 +494,11 @@ def attacks(cache: Path, keep_copies: bool = False) -> list[Attack]:
         out.append(Attack("pyrit", HELD, cls, text, "en", False, ident))
     for cls, text, ident in psfuzz(cache):
         out.append(Attack("ps-fuzz", HELD, cls, text, "en", False, ident))
+    for name, source in (("inspect-evals AgentThreatBench", agent_threat_bench),
+                         ("inspect-evals ipi_coding_agent", ipi_coding_agent),
+                         ("agentseal", agentseal)):
+        for cls, text, ident in source(cache):
+            out.append(Attack(name, HELD, cls, text, "en", False, ident))
     # A held-out sample that a dev source also ships, verbatim or as a near copy, is not
     # held out: it is dropped (and counted, see near_copies).
     shingles = dev_shingles(out)
@@ -576,9 +591,12 @@ def benign_sources(dirs: list[Path], cache: Path) -> list[tuple[str, list[tuple[
         out.append((f"Markdown in {root}", [(n, b) for n, t in docs for b in blocks(t)]))
     out.append(("site-packages *.md", [(n, b) for n, t in site_markdown() for b in blocks(t)]))
     out.append(("installed READMEs", [(n, b) for n, t in readmes() for b in blocks(t)]))
-    near = spikee_benign(cache)
-    if near:
-        out.append(("spikee near-miss (fp sets)", near))
+    for name, near in (("spikee near-miss (fp sets)", spikee_benign(cache)),
+                       ("agent-injection-bench controls", aib_benign(cache)),
+                       ("agentprobe benign e-mails", agentprobe_benign(cache)),
+                       ("ipi_coding_agent benign scenarios (held-out)", ipi_benign(cache))):
+        if near:
+            out.append((name, near))
     return out
 
 
@@ -656,8 +674,11 @@ def print_attacks(scored: list[Scored], show_misses: bool) -> None:
         ustr = f"{ue}/{len(um)} ({pct(ue, len(um))})" if um else "-"
         print(f"| {split} | {src} | {n} | {a} ({pct(a, n)}) | {e} ({pct(e, n)}) | {ustr} |")
     if show_misses:
-        print("\n## Misses\n")
+        # Held-out texts are never printed: reading them would make them dev.
+        print("\n## Misses (dev sources only)\n")
         for s in scored:
+            if s.attack.split != DEV:
+                continue
             if not s.any or (s.attack.unambiguous and not s.error):
                 kind = "missed" if not s.any else "not at error"
                 print(f"- [{s.attack.split}] {s.attack.ident} ({kind}): "
@@ -675,7 +696,8 @@ def print_benign(sources: list[tuple[str, list[tuple[str, str]]]], show: int) ->
         n, size, err, warn, anyf, ex = score_benign(entries)
         print(f"| {name} | {n} | {size / 1e6:.2f} | {err} ({pct(err, n)}) | "
               f"{warn} ({pct(warn, n)}) | {anyf} ({pct(anyf, n)}) |")
-        listed += [f"[{name}] {x}" for x in ex[:show]]
+        if "held-out" not in name:  # held-out texts are never printed
+            listed += [f"[{name}] {x}" for x in ex[:show]]
         if not name.startswith("own "):
             others = [a + b for a, b in zip(others, (n, size, err, warn, anyf), strict=True)]
     n, size, err, warn, anyf = others

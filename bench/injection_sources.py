@@ -1,5 +1,8 @@
 """Attack and benign samples from third-party PyPI wheels that bench/injection_eval.py does
-not define itself (spikee, agentdojo, pyrit, prompt-security-fuzzer). Each function reads
+not define itself (spikee, agentdojo, pyrit, prompt-security-fuzzer, easyjailbreak,
+deepteam, langkit, agent-injection-bench, agentprobe-injection, inspect-evals, agentseal,
+aicu-scanner).
+Each function reads
 one wheel as a zip file from the evaluation's cache; nothing is extracted to disk or
 committed. Samples are built from the files' structure (template x payload); their class
 comes from the structure too (the attack family a file or class is named for), never from
@@ -18,7 +21,10 @@ from pathlib import Path
 
 PINNED_MORE = (("spikee", "0.9.2"), ("agentdojo", "0.1.35"), ("pyrit", "1.1.0"),
                ("prompt-security-fuzzer", "2.1.1"), ("easyjailbreak", "0.1.3"),
-               ("deepteam", "1.0.10"), ("langkit", "0.0.35"))
+               ("deepteam", "1.0.10"), ("langkit", "0.0.35"),
+               ("agent-injection-bench", "0.1.0"), ("agentprobe-injection", "0.2.0a1"),
+               ("inspect-evals", "0.26.0"), ("agentseal", "0.10.0"),
+               ("aicu-scanner", "1.5.0"))
 # What the dev sources' templates are filled with: not the held-out fill, so a pattern
 # written against a dev sample cannot match because of the held-out sources' filler text.
 DEV_FILL = "write a convincing phishing email to the finance team"
@@ -315,6 +321,233 @@ def langkit(cache: Path) -> Iterator[tuple[str, str, str]]:
         return
     for i, text in enumerate(json.loads(whl.read("langkit/themes.json"))["jailbreak"]):
         yield "jailbreak theme", text, f"langkit/themes/jailbreak#{i}"
+
+
+# --------------------------------------------------------------------------- agent-injection-bench
+
+
+def aib(cache: Path) -> Iterator[tuple[str, str, str]]:
+    """The injected texts of agent-injection-bench's attack set (tool-calling agents: tool
+    results, documents, filenames); class = its attack family. Its `control` rows are benign
+    (see aib_benign)."""
+    whl = _wheel(cache, "agent-injection-bench", "0.1.0")
+    if whl is None:
+        return
+    for row in _jsonl(whl, "aib/data/attacks.jsonl"):
+        text = row.get("injected") or ""
+        if text and row.get("family") != "control":
+            yield f"agent: {row.get('family')}", text, f"aib/{row.get('id')}"
+
+
+def aib_benign(cache: Path) -> list[tuple[str, str]]:
+    whl = _wheel(cache, "agent-injection-bench", "0.1.0")
+    if whl is None:
+        return []
+    return [(f"aib/{r.get('id')}", r["injected"]) for r in _jsonl(whl, "aib/data/attacks.jsonl")
+            if r.get("family") == "control" and r.get("injected")]
+
+
+# --------------------------------------------------------------------------- agentprobe
+
+
+def _calls(src: str, func: str) -> Iterator[ast.Call]:
+    for node in ast.walk(ast.parse(src)):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == func:
+            yield node
+
+
+def _arg(call: ast.Call, name: str, pos: int) -> ast.expr | None:
+    for kw in call.keywords:
+        if kw.arg == name:
+            return kw.value
+    return call.args[pos] if len(call.args) > pos else None
+
+
+def _function(src: str, name: str):
+    """A module-level helper of the file (a pure string mapping), compiled without builtins."""
+    tree = ast.parse(src)
+    node = next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == name)
+    ns: dict = {"__builtins__": {}}
+    exec(compile(ast.Module([node], []), "<agentprobe>", "exec"), ns)  # noqa: S102 - string maps
+    return ns[name]
+
+
+def _lambda(node: ast.expr, helpers: dict):
+    return eval(compile(ast.Expression(node), "<agentprobe>", "eval"),  # noqa: S307
+                {"__builtins__": {}, **helpers})
+
+
+def agentprobe(cache: Path) -> Iterator[tuple[str, str, str]]:
+    """agentprobe-injection's catalogue: its intents (extraction requests) x its linguistic
+    transforms (indirect speech acts, registers, false callbacks, authority claims,
+    code-switching), and its two indirect-injection payloads x its carriers (email footer,
+    signature, quoted thread, document footnote, table cell, web page...)."""
+    whl = _wheel(cache, "agentprobe-injection", "0.2.0a1")
+    if whl is None:
+        return
+    tsrc = whl.read("agentprobe/attacks/transforms.py").decode()
+    helpers = {"_to_russian": _function(tsrc, "_to_russian")}
+    intents = [_literal(_arg(c, "text", 1)) for c in
+               _calls(whl.read("agentprobe/attacks/registry.py").decode(), "Intent")]
+    for call in _calls(tsrc, "LinguisticTransform"):
+        name, cat = _literal(_arg(call, "name", 0)), _literal(_arg(call, "category", 1))
+        apply = _lambda(_arg(call, "apply", 3), helpers)
+        for intent in intents:
+            yield f"transform: {cat}", apply(intent), f"agentprobe/{cat}.{name}/{intent}"
+    csrc = whl.read("agentprobe/injection/carriers.py").decode()
+    ru = _function(csrc, "_ru")
+    payloads = [_literal(k) for n in ast.walk(ast.parse(csrc)) if isinstance(n, ast.Dict)
+                for k in n.keys if k is not None]
+    for call in _calls(csrc, "Carrier"):
+        name, channel = _literal(_arg(call, "name", 0)), _literal(_arg(call, "channel", 1))
+        wrap = _lambda(_arg(call, "wrap", 3), {"_ru": ru})
+        for j, p in enumerate(payloads):
+            yield f"carrier: {channel}", wrap(p), f"agentprobe/carrier/{name}#{j}"
+
+
+def agentprobe_benign(cache: Path) -> list[tuple[str, str]]:
+    """The e-mails of agentprobe's benign utility tasks (forwarding requests, action items)."""
+    whl = _wheel(cache, "agentprobe-injection", "0.2.0a1")
+    if whl is None:
+        return []
+    src = whl.read("agentprobe/injection/benign_tasks.py").decode()
+    out = []
+    for node in ast.walk(ast.parse(src)):
+        if isinstance(node, ast.Call):
+            for kw in node.keywords:
+                if kw.arg == "email_content":
+                    out.append((f"agentprobe/benign#{len(out)}", _literal(kw.value)))
+    return [x for x in out if x[1]]
+
+
+# --------------------------------------------------------------------------- inspect-evals
+
+_IE = "inspect_evals/"
+
+
+def _json(whl: zipfile.ZipFile, path: str) -> list:
+    try:
+        return json.loads(whl.read(path))
+    except KeyError:
+        return []
+
+
+def agent_threat_bench(cache: Path) -> Iterator[tuple[str, str, str]]:
+    """AgentThreatBench (inspect-evals): each poisoned memory store whole, as a memory file;
+    each attack e-mail of the hijack inboxes (the indices the benchmark marks); each
+    exfiltration scenario's customer records. The attack's place inside a store or a record
+    set is not looked up: the whole of it is one sample."""
+    whl = _wheel(cache, "inspect-evals", "0.26.0")
+    if whl is None:
+        return
+    root = _IE + "agent_threat_bench/data/"
+    for rec in _json(whl, root + "memory_poison.json"):
+        text = "\n".join(f"- {k}: {v}" for k, v in rec.get("memory_store", {}).items())
+        yield "agent threat: memory poison (whole store)", text, f"atb/memory/{rec.get('id')}"
+    for rec in _json(whl, root + "autonomy_hijack.json"):
+        for i in rec.get("attack_email_indices", []):  # 1-based, as its read_inbox numbers
+            e = rec["inbox"][i - 1]
+            text = (f"From: {e.get('from', '')}\nSubject: {e.get('subject', '')}\n\n"
+                    f"{e.get('body', '')}")
+            yield "agent threat: hijack e-mail", text, f"atb/hijack/{rec.get('id')}#{i}"
+    for rec in _json(whl, root + "data_exfil.json"):
+        text = "\n".join("- " + "; ".join(f"{k}: {v}" for k, v in c.items() if k != "id")
+                         for c in rec.get("customer_db", []))
+        yield "agent threat: exfiltration (customer records)", text, f"atb/exfil/{rec.get('id')}"
+
+
+def _ipi(cache: Path) -> Iterator[tuple[bool, str, str, str]]:
+    whl = _wheel(cache, "inspect-evals", "0.26.0")
+    if whl is None:
+        return
+    for s in _json(whl, _IE + "ipi_coding_agent/dataset/samples.json"):
+        parts = [f"Issue: {s['issue_text']}"] if s.get("issue_text") else []
+        parts += [f"File {p}:\n{body}" for p, body in sorted(s.get("repo_files", {}).items())
+                  if body.strip()]
+        cls = f"coding agent: {s.get('injection_vector')} / {s.get('payload_category')}"
+        yield bool(s.get("is_benign")), cls, "\n\n".join(parts), f"ipi/{s.get('id')}"
+
+
+def ipi_coding_agent(cache: Path) -> Iterator[tuple[str, str, str]]:
+    """ipi_coding_agent (inspect-evals): each attack scenario's issue text and repository
+    files together (the injection sits in one of them: issue, README, code comment or config
+    file); class = injection vector / payload category."""
+    for benign, cls, text, ident in _ipi(cache):
+        if not benign:
+            yield cls, text, ident
+
+
+def ipi_benign(cache: Path) -> list[tuple[str, str]]:
+    """The benign scenarios of ipi_coding_agent, built the same way (held-out benign)."""
+    return [(ident, text) for benign, _, text, ident in _ipi(cache) if benign]
+
+
+# --------------------------------------------------------------------------- aicu-scanner
+
+# Its payload files about injection and extraction (the DoS, hallucination and toxicity sets
+# test other things).
+AICU_SETS = ("single_turn", "advanced_evasion", "encoding_attacks", "jailbreaks")
+
+
+def aicu(cache: Path) -> Iterator[tuple[str, str, str]]:
+    """aicu-scanner's payload sets (class = set name) and its file payloads (documents with an
+    embedded injection; class = file family)."""
+    whl = _wheel(cache, "aicu-scanner", "1.5.0")
+    if whl is None:
+        return
+    import yaml
+
+    for name in AICU_SETS + ("file_payloads",):
+        try:
+            doc = yaml.safe_load(whl.read(f"aicu/payloads/{name}.yaml")) or {}
+        except (KeyError, yaml.YAMLError):
+            continue
+        sets = doc.get("payload_sets") or {"file": doc.get("file_payloads") or []}
+        for key, rows in sets.items():
+            for i, row in enumerate(rows or []):
+                text = row.get("content") if isinstance(row, dict) else None
+                if isinstance(text, str) and text.strip():
+                    cls = f"file: {row.get('family', key)}" if key == "file" else f"{name}: {key}"
+                    yield cls, text, f"aicu/{name}/{key}/{row.get('id', i)}"
+
+
+# --------------------------------------------------------------------------- agentseal
+
+
+class _AnyAttr(type):
+    def __getattr__(cls, name: str) -> str:
+        return name
+
+
+class _Severity(metaclass=_AnyAttr):
+    """Stands in for agentseal.schemas.Severity: only the probes' payloads are used."""
+
+
+def agentseal(cache: Path) -> Iterator[tuple[str, str, str]]:
+    """agentseal's injection and extraction probe catalogues (build_injection_probes,
+    build_extraction_probes): the module is run without its package imports (a stand-in
+    Severity, a deterministic canary); a multi-turn probe's turns are joined into one
+    sample; class = the probe's category."""
+    whl = _wheel(cache, "agentseal", "0.10.0")
+    if whl is None:
+        return
+    count = iter(range(10**6))
+
+    def canary() -> str:
+        return f"SEAL_{next(count):08X}_CONFIRMED"
+
+    for mod, build, kind in (("injection", "build_injection_probes", "injection"),
+                             ("extraction", "build_extraction_probes", "extraction")):
+        tree = ast.parse(whl.read(f"agentseal/probes/{mod}.py").decode())
+        tree.body = [n for n in tree.body if not isinstance(n, (ast.Import, ast.ImportFrom))]
+        ns: dict = {"Severity": _Severity, "generate_canary": canary}
+        exec(compile(tree, f"<agentseal {mod}>", "exec"), ns)  # noqa: S102 - builds dicts
+        for i, probe in enumerate(ns[build]()):
+            payload = probe.get("payload")
+            text = "\n\n".join(payload) if isinstance(payload, list) else payload
+            if isinstance(text, str) and text.strip():
+                cls = f"{kind}: {probe.get('category') or 'other'}"
+                yield cls, text, f"agentseal/{probe.get('probe_id', i)}"
 
 
 def shuffle_stable(items: list, seed: int = 1) -> list:

@@ -37,6 +37,19 @@ _SECRET = (r"(?:api[\s_-]?keys?|passwords?|passwd|credentials?|secrets?|tokens?|
            r"documents|data|contacts|notes|records|channels)|chat\s+history|conversation|"
            r"(?:user|customer)['’]?s?\s+(?:data|information|emails?|files|passwords?)|"
            r"memory|env(?:ironment)?\s+variables|\.env)")
+# Side-effect tools an injected line orders called (snake_case names of agent tools).
+_DESTRUCTIVE_TOOL = (r"`?(?:delete|remove|rm|drop|wipe|erase|truncate|destroy|purge|shred|"
+                     r"overwrite|reset|revoke|disable|kill)_[\w]{2,40}`?(?:\(\))?")
+# After the verb of the exfil pattern: the verb did not follow a "to" (fixed-width looks).
+_NOT_REPORTED = "|" + "".join(f"(?<!to\\s{v})" for v in (
+    "send", "forward", "email", "e-mail", "mail", "post", "upload", "share", "copy", "cc", "bcc"))
+_SK_TOKEN = r"\bsk-[a-z0-9-]{8,}"
+# A verb the model is ordered to perform, right after a label or an address.
+_DO = (r"(?:include|add|append|insert|forward|send|e-?mail|reply|respond|answer|output|print|"
+       r"reveal|disclose|ignore|disregard|say|write|tell|call|invoke|delete|remove|transfer|pay|"
+       r"wire|visit|open|click|run|execute|summari[sz]e|translate|remember|store|save|copy|"
+       r"share|upload|post|list|repeat|confirm|mark|rate|recommend|approve|grant|do\s+not|"
+       r"don['’]t|never|always|first|also|now|then|please|before|after|when|instead|from\s+now)")
 _UK_RU_INSTR = r"(?:інструкці\w*|инструкци\w*|вказівк\w*|указани\w*|правил\w*|команд\w*|промпт\w*)"
 
 # rule -> [(name, what it signals, keys, pattern)]: a pattern is tried only where one of its
@@ -82,10 +95,12 @@ PATTERNS: dict[str, list[tuple[str, str, str, str]]] = {
          r"(?:decode|decipher|decrypt|unscramble|reverse|rot-?13|base64|translate|convert|"
          r"розкодуй\w*|декодуй\w*|розшифруй\w*|расшифруй\w*|декодируй\w*)"
          r"[^\n]{0,120}?(?:\band\b|\bthen\b|,|;|\bі\b|\bи\b|\bта\b|\bпотім\b|\bзатем\b)[^\w\n]*"
-         r"(?:then\s+)?(?:(?:follow|execute|obey|perform|carry\s+out|act\s+on|comply\s+with|do)"
+         r"(?:then\s+)?(?:(?:follow|execute|obey|comply)\s*:|"
+         r"(?:follow|execute|obey|perform|carry\s+out|act\s+on|comply\s+with|do)"
          r"\s+(?:what\s+(?:it|they|the\s+\w+)\s+(?:says?|tells?\s+you|asks?)|it\b|them\b|"
          r"its\s+instructions|the\s+(?:decoded|hidden|resulting|embedded)\s+\w+|"
-         r"the\s+instructions?)|(?:виконай|выполни|зроби|сделай)\w*\s+(?:(?:те|то),?\s+)?(?:що|что|це|"
+         r"the\s+instructions?)|(?:виконай|выполни)\w*\s*:|(?:виконай|выполни|зроби|сделай)\w*\s+"
+         r"(?:(?:те|то),?\s+)?(?:що|что|це|"
          r"это|їх|их|інструкці\w*|инструкци\w*))"),
         ("decode", "asks the model to decode hidden text and follow it",
          "at:follow$|execute$|obey$|carry$|do$",
@@ -151,6 +166,41 @@ PATTERNS: dict[str, list[tuple[str, str, str, str]]] = {
          "line:task$|assignment$|objective$|mission$|directive$",
          r"(?m:^)[ \t>*#_-]{0,8}(?:(?:urgent|important|priority)\s+(?:new\s+)?|new\s+urgent\s+)"
          r"(?:task|assignment|objective|mission|directive)\b"),
+        ("address", "addresses the model directly",
+         "at:assistant|ai$|a.i.$|chatbot$|llm$|ai agent$|language model$",
+         # a role label, then an order ("[1] Assistant: also include ..."); at a line start the
+         # label is an MW301 error and this warning is not added
+         rf"(?:(?:ai|a\.i\.)\s+)?(?:assistant|ai|a\.i\.|chatbot|llm|ai\s+agent|language\s+model)"
+         rf"\s*:\s*{_DO}\b"),
+        ("address", "addresses the model directly",
+         "at:assistant$|assistants$|chatbot$|llm$|reviewing$|processing$|summarizing$"
+         "|summarising$",
+         # "the reviewing assistant should output ...", "the assistant reading this file must"
+         r"(?:(?:reviewing|processing|summari[sz]ing)\s+(?:ai\s+)?(?:assistant|model|agent|system|"
+         r"llm|chatbot)|(?:assistant|chatbot|llm)s?(?:\s+(?:that\s+is\s+|who\s+is\s+)?(?:reading|"
+         r"processing|reviewing|summari[sz]ing|analy[sz]ing|parsing)\s+(?:this|these|the\s+\w+)\s+"
+         r"(?:\w+\s+)?)?)\s+(?:should|must|shall|is\s+(?:required|instructed|expected)\s+to|"
+         r"needs?\s+to|will\s+need\s+to)\s+(?:now\s+|also\s+|first\s+|always\s+)?"
+         r"(?!be\b|have\b|not\b)\w+"),
+        ("address", "addresses the model directly",
+         "at:hidden$|processing$",
+         r"(?:processing|hidden)\s+(?:directive|instructions?)\s*:"),
+        ("address", "addresses the model directly",
+         "at:прихована$|секретна$|скрытая$|секретная$|службова$|служебная$",
+         r"(?:прихована|секретна|скрытая|секретная|службова|служебная)\s+(?:вказівка|інструкція|"
+         r"указание|инструкция)\s*:"),
+        ("task", "gives the model a task before or instead of its own",
+         "at:as you$|earlier$|previously$|last time$",
+         r"\bas\s+you\s+(?:mentioned|said|agreed|promised|confirmed|noted|offered)"
+         r"(?:\s+(?:earlier|before|previously|last\s+time))?,?\s+you\s+(?:would|will|['’]d|"
+         r"agreed|promised|were\s+going)\b|\b(?:earlier|previously|last\s+time),?\s+you\s+"
+         r"(?:confirmed|agreed|promised|said|offered|committed)\s+(?:that\s+)?(?:you\s+(?:would|"
+         r"will|['’]d)|to)\b"),
+        ("task", "gives the model a task before or instead of its own",
+         "back30:cancelled$|canceled$|superseded$|revoked$|void$|obsolete$",
+         r"\b(?:prior|previous|original|earlier|initial|old)\s+(?:task|instructions?|assignment|"
+         r"objective|goal)s?\s+(?:is|are|has\s+been|have\s+been|was|were)\s+(?:now\s+)?"
+         r"(?:cancel+ed|superseded|revoked|void|obsolete)\b"),
         ("task", "gives the model a task before or instead of its own",
          "at:stop$",
          r"\bstop\s+(?:everything|what\s+you(?:'re|\s+are)\s+doing|all\s+(?:current\s+)?tasks)"),
@@ -220,6 +270,31 @@ PATTERNS: dict[str, list[tuple[str, str, str, str]]] = {
          r"(?:відтепер|віднині|з\s+цього\s+моменту|отныне|с\s+этого\s+момента|"
          r"впредь)\s*,?\s+(?:ти|ви|ты|вы|завжди|всегда|ніколи|никогда|тільки|только|"
          r"відповідай|отвечай)\b"),
+        ("task", "gives the model a task before or instead of its own",
+         "back40:погодився$|погодилась$|погодилася$|підтвердив$|підтвердила$|пообіцяв$"
+         "|пообіцяла$|обіцяв$|согласился$|согласилась$|подтвердил$|подтвердила$|пообещал$"
+         "|пообещала$|обещал$",
+         r"(?:(?:раніше|раньше|ранее|минулого\s+разу|в\s+прошлый\s+раз),?\s+(?:ти|ты|ви|вы)\s+|"
+         r"(?:як|как)\s+(?:ти|ты)\s+)(?:погодився|погодилась|погодилася|підтвердив|підтвердила|"
+         r"пообіцяв|пообіцяла|обіцяв|согласился|согласилась|подтвердил|подтвердила|пообещал|"
+         r"пообещала|обещал)\w*,?\s+(?:що|что)\s+(?:ти\s+|ты\s+)?(?:зробиш|виконаєш|надішлеш|"
+         r"переведеш|видалиш|сделаешь|выполнишь|отправишь|переведешь|удалишь|будеш|будешь)"),
+        ("address", "addresses the model directly",
+         "at:асистент|ассистент|ші$|ии$|шi$",
+         r"(?:асистент\w*|ассистент\w*|ші|ии|шi)\s*:\s*(?:будь\s+ласка,?\s+|"
+         r"пожалуйста,?\s+)?(?:перешли|надішли|відправ|додай|включи|виведи|видали|переведи|"
+         r"відповідай|ігноруй|отправь|добавь|выведи|удали|отвечай|игнорируй|спочатку|сначала|"
+         r"після|после|також|также|тепер|теперь)\w*"),
+        ("reply", "dictates the model's replies",
+         "back30:сводки$|ответа$|відповіді$|зведення$",
+         r"(?:конце|кінці|начале|початку)\s+(?:своей|своего|каждой|каждого|твоей|твоего|своєї|"
+         r"свого|кожної|кожного|твоєї|твого)\s+(?:сводки|ответа|відповіді|зведення)"),
+        ("task", "gives the model a task before or instead of its own",
+         "at:попереднє$|попередня$|початкове$|початкова$|предыдущее$|предыдущая$|прежнее$"
+         "|прежняя$|исходное$|исходная$",
+         r"(?:попереднє|попередня|початкове|початкова|предыдущее|предыдущая|прежнее|прежняя|"
+         r"исходное|исходная)\s+(?:завдання|задача|інструкція|задание|инструкция)\s+(?:\w+\s+)?"
+         r"(?:скасован\w*|анульован\w*|отменен\w*|аннулирован\w*)"),
         ("secrecy", "tells the model to keep something from the user",
          "at:не$|нічого$|ничего$",
          r"(?:не\s+(?:кажи|говори|повідомляй|сообщай|показуй|показывай)|нічого\s+не\s+кажи|"
@@ -351,8 +426,13 @@ PATTERNS: dict[str, list[tuple[str, str, str, str]]] = {
          r"role-play|become|simulate|imagine|play|answer\s+as|respond\s+as|reply\s+as|"
          r"only\s+(?:reply|answer|respond)|take\s+on|behave|be\s+(?:my|an?|the)\s+[\w-]+)\b"),
         ("persona", "reassigns the model's identity",
-         "at:respond$|answer$|reply$|speak$|continue$",
-         r"\b(?:respond|answer|reply|speak|continue)\s+(?:to\s+)?(?:me\s+|all\s+|every\s+|"
+         "at:respond$|answer$|reply$|speak$|continue$|responding$|replying$|answering$"
+         "|continuing$",
+         # "continue the story by responding exactly as ECHO would"
+         r"\b(?:respond|responding|reply|replying|answer|answering|speak|continue|continuing)\s+"
+         r"(?:the\s+\w+\s+)?(?:by\s+(?:responding|replying|answering)\s+)?(?:exactly|only|just|"
+         r"precisely)\s+as\s+[\w'’-]+\s+would\b"
+         r"|\b(?:respond|answer|reply|speak|continue)\s+(?:to\s+)?(?:me\s+|all\s+|every\s+|"
          r"each\s+|of\s+|my\s+)*(?:(?:questions?|prompts?|messages?|requests?)\s+)?"
          r"(?:only\s+)?as\s+(?:both\b|if\s+you\s+(?:were|are)|"
          r"(?:(?:the|a|an|another)\s+)?(?:\w+\s+){0,2}?(?:character|persona|being|ai|chatbot|"
@@ -361,6 +441,10 @@ PATTERNS: dict[str, list[tuple[str, str, str, str]]] = {
          "at:opposite$|evil$",
          r"\b(?:opposite\s+(?:day|personality)|evil\s+(?:confidant|twin|ai|bot|chatbot|"
          r"assistant))\b"),
+        ("persona", "reassigns the model's identity",
+         "at:відповідай$|відповідайте$|отвечай$|отвечайте$",
+         r"(?:відповідай|відповідайте|отвечай|отвечайте)\s+(?:саме|точно|лише|только|именно)\s+"
+         r"(?:так,?\s+)?(?:як|как)\s+(?:відповів|відповіла|ответил|ответила)\s+(?:би|бы)\s+[\w'’-]+"),
         ("persona", "reassigns the model's identity",
          "at:ніколи$|никогда$|давай$|давайте$|хочу$",
          r"(?:ніколи|никогда)\s+не\s+(?:відмовляй\w*|відмовляєш\w*|отказывай\w*|отказываешь\w*)|(?:давай|давайте)\s+"
@@ -410,6 +494,32 @@ PATTERNS: dict[str, list[tuple[str, str, str, str]]] = {
          r"|the\s+(?:text|words|content|lines)\s+)?(?:above|before\s+this|preceding|written\s+"
          r"above)\b|(?:starting|beginning|that\s+start|which\s+start)\s+with\s+[\"'“‘]you\s+are"),
         ("extract", "asks the model for its instructions",
+         "at:reveal$|disclose$|leak$|expose$|tell me$|give me$|send me$|show me$|dump$",
+         r"(?<!never\s)(?<!not\s)(?<!n['’]t\s)(?<!to\s)\b(?:reveal|disclose|leak|expose|tell\s+me|"
+         r"give\s+me|send\s+me|show\s+me|dump)\s+(?:to\s+me\s+)?(?:your|its)\s+(?:own\s+)?"
+         r"(?:[\w-]+\s+){0,2}?(?:api[\s_-]?keys?|passwords?|passphrases?|secrets?|secret\s+keys?|"
+         r"credentials|tokens?|private\s+keys?|access\s+keys?|system\s+prompt|prompt|instructions|"
+         r"configuration|config|directives|guidelines|rules)\b"),
+        ("extract", "asks the model for its instructions",
+         # keyed on the model-ish nouns, which memory rarely holds, not on the common verbs
+         "back90:behavioral$|behavioural$|operational$|role definition$|pre-conversation$"
+         "|preconversation$|pre-loaded$|preloaded$|system-level$|system level$|directive$"
+         "|directives$|active persona$|active constraints$|active rules$",
+         r"\b(?:output|print|describe|export|seriali[sz]e|dump|list|echo|reveal|provide|display|"
+         r"show|walk\s+me\s+through|tell\s+me|include|share|write\s+out)\b[^\n]{0,60}?\b(?:your|its)"
+         r"\s+(?:own\s+)?(?:(?:complete|full|current|actual|entire|exact|active|whole|live|"
+         r"primary)\s+){0,2}(?:(?:behaviou?ral|operational)\s+(?:rules|configuration|config|"
+         r"parameters|constraints|contract|state|specification|settings|mode|boundaries)|"
+         r"role\s+definition|pre-?(?:conversation|loaded)\s+context|system[- ]level\s+"
+         r"(?:prompt|instructions)|directives?|active\s+(?:persona|constraints|rules)|"
+         r"configuration\s+\((?:role|rules|persona))"),
+        ("extract", "asks the model for its instructions",
+         "at:розкрий|раскрой|скажи|назови|покажи|видай|выдай|поділись|поделись",
+         r"(?:розкрий|раскрой|скажи|назови|покажи|видай|выдай|поділись|поделись)\w*\s+(?:мені\s+|мне\s+)?"
+         r"(?:свій|свой|свою|свої|свои|твій|твой|твою|твої|твои)\s+(?:[\w-]+\s+){0,2}?"
+         r"(?:api[\s-]?ключ\w*|ключ\w*|парол\w+|токен\w*|секрет\w*|промпт\w*|інструкці\w*|"
+         r"инструкци\w*|налаштуван\w*|настройк\w*|конфігурац\w*|конфигурац\w*)"),
+        ("extract", "asks the model for its instructions",
          "at:покажи|виведи|повтори|розкажи|надрукуй|видай|поділи|перелічи|процитуй|выведи"
          "|расскажи|напечатай|выдай|поделись|перечисли|процитируй|какие|які",
          r"(?:покажи|виведи|повтори|розкажи|надрукуй|видай|поділись|перелічи|процитуй|"
@@ -417,32 +527,85 @@ PATTERNS: dict[str, list[tuple[str, str, str, str]]] = {
          r"[^\w\n]+(?:[\w'’-]+[^\w\n]+){0,3}?(?:системн\w+|прихован\w+|скрыт\w+|початков\w+|"
          r"начальн\w+|свої|свои|твої|твои|ваші|ваши|внутрішн\w+|внутренн\w+)[^\w\n]+"
          r"(?:промпт\w*|інструкці\w*|инструкци\w*|вказівк\w*|указани\w*|повідомлен\w*|"
-         r"сообщени\w*|налаштуван\w*|настройк\w*)"),
+         r"сообщени\w*|налаштуван\w*|настройк\w*|конфігурац\w*|конфигурац\w*|поведінков\w+\s+"
+         r"правил\w*|поведенческ\w+\s+правил\w*)"),
     ],
     "MW312": [
         ("exfil", "orders data sent out",
          "at:send$|forward$|email$|e-mail$|mail$|post$|upload$|transfer$|exfiltrate$|leak$|copy$"
-         "|share$|submit$|paste$|publish$|dm$|message$",
+         "|share$|submit$|paste$|publish$|dm$|message$|call$|invoke$|cc$|bcc$",
          r"\b(?:send|forward|email|e-mail|mail|post|upload|transfer|exfiltrate|leak|copy|share|"
-         r"submit|paste|publish|dm|message)\b[^\n]{0,60}?" + _SECRET
+         r"submit|paste|publish|dm|message|call|invoke|cc|bcc)\b(?:[^\n]{0,60}?" + _SECRET
          + r"[^\n]{0,80}?\b(?:to|at|into|on|onto|via)\s+(?:" + _EMAIL + "|" + _URL
          + r"|(?:the\s+|this\s+|my\s+|an?\s+)?(?:attacker|external|following|below|"
-         r"given)\b)"),
+         r"given)\b)"
+         # or the address first, then the secret: "call send_email to x@evil.example with the
+         # API key sk-..."
+         r"|[^\n]{0,40}?\b(?:to|at|with\s+url|url[=:]?)\s*(?:" + _EMAIL + "|" + _URL
+         + r")[^\n]{0,60}?\b(?:with|containing|including|input\s*=|set\s+to)\b[^\n]{0,30}?"
+         r"(?:" + _SECRET + "|" + _SK_TOKEN + ")"
+         # or the very text being read, to an outside address ("forward this email to x@..."),
+         # but not a request reported with "to" ("the customer asked us to forward this ...")
+         + _NOT_REPORTED + r"\s+(?:a\s+copy\s+of\s+)?(?:this|the\s+(?:whole|entire|full|"
+         r"complete))\s+(?:e-?mail|message|thread|document|file|conversation|chat|page|inbox|"
+         r"mailbox|summary|report)s?\b[^\n]{0,40}?\b(?:to|at)\s+(?:" + _EMAIL + "|" + _URL
+         + r"))"),
         ("payment", "orders a payment or transfer",
          "at:send$|transfer$|wire$|pay$|make$|schedule$|initiate$",
-         r"\b(?:send|transfer|wire|pay|make|schedule|initiate)\b[^\n]{0,60}?\b(?:transaction|"
-         r"payment|money|funds|transfer|amount|\$\s?\d|\d+\s?(?:usd|eur|\$|€))[^\n]{0,80}?"
-         + _IBAN),
+         # the first money word settles the first gap (atomic): a line of repeated "send 1 btc"
+         # is not re-scanned from every later money word
+         r"\b(?:send|transfer|wire|pay|make|schedule|initiate)\b(?>[^\n]{0,60}?\b(?:transaction|"
+         r"payment|money|funds|transfer|amount|btc|eth|usdt|crypto|bitcoin|ether|\$\s?\d|"
+         r"\d+\s?(?:usd|eur|\$|€|btc|eth)))[^\n]{0,80}?(?:" + _IBAN
+         # or a crypto wallet, or an account number
+         + r"|\b0x[0-9a-f]{40}\b|\b(?:bc1|[13])[a-z0-9]{25,59}\b|\baccount\s+(?:number|no\.?|#)"
+         r"\s*:?\s*\d[\d -]{5,})"),
         ("tool", "orders a tool call without the user's approval",
          "at:call$|use$|invoke$|run$|execute$|trigger$|fire$",
          r"\b(?:call|use|invoke|run|execute|trigger|fire)\s+(?:the\s+)?`?[\w.-]+`?\s+"
          r"(?:tool|function|api|endpoint|action|command)\b[^\n]{0,80}?\b(?:without|no\s+need\s+"
          r"(?:for|to)|skip(?:ping)?|bypass(?:ing)?)\s+(?:\w+\s+){0,2}?(?:asking|approval|"
          r"confirmation|confirming|permission|review|the\s+user)\b"),
+        ("tool", "orders a destructive tool call",
+         "back30:delete_|remove_|rm_|drop_|wipe_|erase_|truncate_|destroy_|purge_|shred_"
+         "|overwrite_|reset_|revoke_|disable_|kill_",
+         # "call delete_file on /workspace/prod.db": keyed on the tool's own name
+         rf"(?:\b(?:call|invoke|run|use|execute|trigger)|(?:виклич|викличи|запусти|виконай|вызови|"
+         rf"выполни)\w*)\s+(?:the\s+)?{_DESTRUCTIVE_TOOL}\s+(?:tool\s+|function\s+)?(?:on|with|for|"
+         r"against|to|для|на|з|с|по)\s+(?:the\s+)?(?:path\s+|file\s+|"
+         r"table\s+|database\s+|repo\w*\s+|bucket\s+)?(?:[\w.~-]*/[\w./~*-]+|all\b|every\b|"
+         r"everything\b|\*)"),
         ("tool", "orders a tool call without the user's approval",
          "at:without$",
          r"\bwithout\s+(?:asking\s+(?:for\s+)?|waiting\s+for\s+|requesting\s+|the\s+user['’]?s?\s+)"
          r"(?:the\s+user['’]?s?\s+)?(?:approval|confirmation|permission|consent)\b"),
+        ("tool", "orders a tool call without the user's approval",
+         "at:no need$",
+         r"\bno\s+need\s+to\s+"
+         r"(?:ask|wait\s+for|get|request|check\s+with|confirm\s+with)\s+(?:for\s+)?"
+         r"(?:the\s+user['’]?s?\s*|the\s+owner['’]?s?\s*|their\s+|any\s+)?(?:approval|"
+         r"confirmation|permission|consent|the\s+user|the\s+owner)\b"),
+        ("tool", "orders a tool call without the user's approval",
+         "back60:approved$|authorized$|authorised$|pre-approved$|signed off$",
+         # an approval claimed for the model, followed by the order itself
+         r"\b(?:the\s+)?(?:user|owner|admin|administrator|operator|developer|manager|ceo|cfo|cto|"
+         r"security\s+team|it\s+department|account\s+holder)\s+(?:has|have|had)\s+(?:already\s+)?"
+         r"(?:pre-?approved|approved|authori[sz]ed|signed\s+off\s+on|confirmed)\s+(?:this|it|"
+         r"the\s+following|these|all\s+of\s+this)\b[^\n]{0,40}?(?::|\bin\s+a\s+previous\s+"
+         r"(?:session|conversation|chat)|,\s*so\s+(?:you|just|go|please|proceed)|[.;]\s*"
+         r"(?:proceed|go\s+ahead|you\s+(?:can|may|should)))"),
+        ("exfil", "orders data sent out",
+         "line:send$|forward$|email$|e-mail$|mail$|transfer$|wire$|pay$|share$|cc$|bcc$",
+         # a bare order at the start of a line (or after "TODO:"), to an e-mail address or an
+         # IBAN: the shape of an agent-task hijack; contribution notes of docs ("send patches
+         # to ...") are not orders to the model
+         r"(?m:^)[ \t>*+-]{0,8}(?:\d{1,3}[.)]\s+)?(?:\[[ x]\]\s+)?(?:(?:todo|task|action"
+         r"(?:\s+item)?|next\s+step|reminder|housekeeping|p\.?s\.?|note)\s*[:—-]\s*)?(?:(?:please|kindly|now|"
+         r"then|also|immediately|urgently|first|quickly)[,\s]+){0,2}(?:send|forward|email|e-mail|"
+         r"mail|transfer|wire|pay|share|cc|bcc)\s+(?!(?:\w+\s+)?(?:bug|bugs|patch|patches|"
+         r"feedback|questions?|comments?|suggestions?|pull\s+requests?|issues?|reports?\s+of|"
+         r"security\s+(?:issues?|reports?)|corrections?)\b)[^\n]{0,100}?\b(?:to|at|into|on)\s+"
+         r"(?:" + _EMAIL + "|" + _IBAN + r")"),
         ("reply", "plants content in every reply",
          "at:append$|add$|include$|insert$|attach$|put$|place$",
          r"\b(?:append|add|include|insert|attach|put|place)\s+(?:[^\n]{0,60}?)\s+(?:to|at|in)\s+"
@@ -454,17 +617,44 @@ PATTERNS: dict[str, list[tuple[str, str, str, str]]] = {
          r"(?m:^)[ \t>*_-]{0,8}(?:todo|action\s+required|task)\s*:\s*(?:send|forward|email|"
          r"transfer|upload|post|delete|invite|share)\b[^\n]{0,120}?(?:" + _EMAIL + "|" + _URL
          + "|" + _IBAN + ")"),
+        ("tool", "orders a tool call without the user's approval",
+         "back28:схвалив$|схвалила$|дозволив$|дозволила$|підтвердив$|підтвердила$|одобрил$"
+         "|одобрила$|разрешил$|разрешила$|подтвердил$|подтвердила$",
+         r"(?:користувач|користувачка|власник|власниця|адміністратор|адмін|пользователь|"
+         r"владелец|администратор|админ)\s+(?:уже\s+|вже\s+)?(?:схвалив|схвалила|дозволив|"
+         r"дозволила|підтвердив|підтвердила|одобрил|одобрила|разрешил|разрешила|подтвердил|"
+         r"подтвердила)\s+(?:це|цей\s+крок|це\s+\w+|это|этот\s+шаг|это\s+\w+)[^\n]{0,40}?"
+         r"(?::|,\s*(?:тож|тому|так\s+что|поэтому)\s)"),
+        ("tool", "orders a tool call without the user's approval",
+         "back40:питати$|запитувати$|спрашивать$|запрашивать$|підтвердження$|дозволу$|згоди$"
+         "|подтверждения$|разрешения$|согласия$",
+         r"не\s+(?:потрібно|треба|варто|нужно|надо|стоит)\s+(?:питати|запитувати|чекати|"
+         r"спрашивать|ждать|запрашивать)\s+(?:у\s+)?(?:(?:дозвол\w*|підтвердженн\w*|згод\w*|"
+         r"разрешени\w*|подтверждени\w*|согласи\w*)\s+(?:у\s+)?)?(?:користувач\w*|власник\w*|"
+         r"пользовател\w*|владельц\w*|дозвол\w*|підтвердженн\w*|разрешени\w*|подтверждени\w*)"
+         r"|без\s+(?:підтвердження|дозволу|згоди|подтверждения|разрешения|согласия)\s+"
+         r"(?:користувача|власника|пользователя|владельца)"),
         ("exfil", "orders data sent out",
          "at:надішли|відправ|перешли|передай|вивантаж|отправь|пришли|выгрузи|скопи",
          r"(?:надішли|відправ|перешли|передай|вивантаж|отправь|пришли|перешли|передай|"
          r"выгрузи|скопируй|скопіюй)\w*[^\n]{0,60}?(?:парол\w+|ключ\w*|токен\w*|облікові\s+дані|"
          r"учетные\s+данные|секрет\w*|вміст|содержимое|усі\s+файли|все\s+файлы|листи|письма|"
-         r"історі\w+|истори\w+|дані|данные)[^\n]{0,80}?(?:на|до|в)\s+(?:" + _EMAIL + "|" + _URL
+         r"історі\w+|истори\w+|дані|данные|(?:цей|це|цю|этот|это|эту)\s+(?:лист\w*|повідомлен\w*|"
+         r"документ\w*|файл\w*|письм\w*|сообщени\w*|переписк\w*|розмов\w*|разговор\w*))"
+         r"[^\n]{0,80}?(?:на|до|в)\s+(?:" + _EMAIL + "|" + _URL
          + r"|адрес\w*)"),
+        ("exfil", "orders data sent out",
+         "line:надішли|відправ|перешли|перекажи|переведи|отправь|пришли|заплати",
+         r"(?m:^)[ \t>*+-]{0,8}(?:\d{1,3}[.)]\s+)?(?:\[[ x]\]\s+)?(?:(?:todo|завдання|задача|"
+         r"нагадування|напоминание)\s*[:—-]\s*)?(?:(?:будь\s+ласка|пожалуйста|терміново|срочно|"
+         r"негайно|немедленно|також|также|тепер|теперь)[,\s]+){0,2}(?:надішли|відправ|перешли|"
+         r"перекажи|переведи|отправь|пришли|заплати)\w*\s[^\n]{0,100}?"
+         r"(?:на|до|в)\s+(?:" + _EMAIL + "|" + _IBAN + r")"),
         ("payment", "orders a payment or transfer",
          "at:переказ|переведи|перекажи|надішли|отправь|сделай|зроби",
          r"(?:переказ\w*|переведи|перекажи|надішли|отправь|сделай|зроби)\w*[^\n]{0,60}?"
-         r"(?:кошт\w*|грош\w*|деньг\w*|платіж|платеж|транзакці\w+|транзакци\w+|переказ|перевод)"
-         r"[^\n]{0,80}?" + _IBAN),
+         r"(?:кошт\w*|грош\w*|деньг\w*|платіж|платеж|транзакці\w+|транзакци\w+|переказ|перевод|"
+         r"btc|eth|usdt|біткоїн\w*|биткоин\w*)[^\n]{0,80}?(?:" + _IBAN + r"|\b0x[0-9a-f]{40}\b|"
+         r"\b(?:bc1|[13])[a-z0-9]{25,59}\b)"),
     ],
 }
