@@ -78,173 +78,215 @@ def check(source: Source, config: Config, paths: list[str] | None = None,
                              f"{raw}: path lies outside the repository", raw,
                              "Check only files inside the memory repository."))
 
-    prebuild = _prebuild_encoder(source, config, cache_dir, rules) if paths is None else None
-    if paths is None:
-        try:
+    file_rules = [r for r in rules if r.scope == FILE and r.check is not None]
+    workers = _Workers.early(source, config, cache_dir, file_rules) if paths is None else None
+    try:
+        if paths is None:
             entries = source.all_entries()
-        except BaseException:
-            if prebuild is not None:
-                prebuild.join()  # leave no thread behind an error
-            raise
-        focus: set[str] | None = None
-        infos = {p: info for p in sorted(entries) if (info := classify(p)) is not None}
-        context_paths = list(infos)
-    else:
-        focus = {p for p in paths if is_governed(p)}
-        entries = {}
-        for p in sorted(focus):
-            e = source.entry(p)
-            if e is not None:
-                entries[p] = e
-        for p in _context_paths(focus, source):
-            if p not in entries:
+            focus: set[str] | None = None
+            infos = {p: info for p in sorted(entries) if (info := classify(p)) is not None}
+            context_paths = list(infos)
+        else:
+            focus = {p for p in paths if is_governed(p)}
+            entries = {}
+            for p in sorted(focus):
                 e = source.entry(p)
                 if e is not None:
                     entries[p] = e
-        infos = {p: info for p in sorted(entries) if (info := classify(p)) is not None}
-        context_paths = list(infos)
+            for p in _context_paths(focus, source):
+                if p not in entries:
+                    e = source.entry(p)
+                    if e is not None:
+                        entries[p] = e
+            infos = {p: info for p in sorted(entries) if (info := classify(p)) is not None}
+            context_paths = list(infos)
 
-    checked = [p for p in context_paths if focus is None or p in focus]
-    loaded: dict[str, MemFile | None] = {}
+        checked = [p for p in context_paths if focus is None or p in focus]
+        loaded: dict[str, MemFile | None] = {}
 
-    shared_fm: dict[str, tuple[str, Any]] = {}
+        shared_fm: dict[str, tuple[str, Any]] = {}
 
-    def load(path: str) -> MemFile | None:
-        if path not in loaded:
-            e = entries.get(path)
-            mf = source.load(e) if e is not None else None
-            hit = shared_fm.get(path)
-            if mf is not None and hit is not None and hit[0] == mf.blob_id:
-                mf.__dict__["frontmatter"] = hit[1]  # parsed by a worker already
-            loaded[path] = mf
-        return loaded[path]
+        def load(path: str) -> MemFile | None:
+            if path not in loaded:
+                e = entries.get(path)
+                mf = source.load(e) if e is not None else None
+                hit = shared_fm.get(path)
+                if mf is not None and hit is not None and hit[0] == mf.blob_id:
+                    mf.__dict__["frontmatter"] = hit[1]  # parsed by a worker already
+                loaded[path] = mf
+            return loaded[path]
 
-    file_rules = [r for r in rules if r.scope == FILE and r.check is not None]
+        # Blob ids that need no read (stat cache, committed trees) decide the cache hits; every
+        # other checked file is read, hashed and checked in one pass, on all cores when large.
+        blob_ids: dict[str, str] = {}
+        for path in context_paths:
+            blob = source.known_blob_id(entries[path])
+            if blob is not None:
+                blob_ids[path] = blob
+        if small:
+            for path, blob in blob_ids.items():
+                n = cache.get_count(blob, path)
+                if n is not None:
+                    counter.merge({blob: n})
+        pending: list[Entry] = []
+        for path in checked:
+            blob = blob_ids.get(path)
+            hit = cache.get(blob, path) if blob is not None else None
+            if hit is not None:
+                findings.extend(hit)
+            else:
+                pending.append(entries[path])
 
-    # Blob ids that need no read (stat cache, committed trees) decide the cache hits; every
-    # other checked file is read, hashed and checked in one pass, on all cores when large.
-    blob_ids: dict[str, str] = {}
-    for path in context_paths:
-        blob = source.known_blob_id(entries[path])
-        if blob is not None:
-            blob_ids[path] = blob
-    if small:
-        for path, blob in blob_ids.items():
-            n = cache.get_count(blob, path)
+        if pending and any(r.id.startswith("MW1") for r in rules):
+            # Fail early on a missing encoding; build tiktoken's encoder only before forking
+            # workers (they share it; early workers build their own); a few files are counted
+            # in Python (memwarden/bpe.py).
+            if len(pending) >= PARALLEL_FILES and workers is None:
+                get_encoder(config.encoding)
+            else:
+                verify_encoding(config.encoding)
+
+        def meanwhile() -> None:  # parent work while forked workers check the files
+            if paths is None and config.rule_enabled("MW207") and "registry.json" in entries:
+                prepare_tree_rules(load("registry.json"))
+
+        for res in evaluate_entries(source, pending, file_rules, config, counter, meanwhile,
+                                    workers):
+            counter.merge(res.counts)
+            if res.blob_id is None:
+                continue
+            if res.frontmatter is not None:
+                shared_fm[res.path] = (res.blob_id, res.frontmatter)
+            blob_ids[res.path] = res.blob_id
+            source.remember(res.path, res.stat_key, res.blob_id)
+            cache.put(res.blob_id, res.path, res.findings)
+            n = res.counts.get(res.blob_id)
             if n is not None:
-                counter.merge({blob: n})
-    pending: list[Entry] = []
-    for path in checked:
-        blob = blob_ids.get(path)
-        hit = cache.get(blob, path) if blob is not None else None
-        if hit is not None:
-            findings.extend(hit)
+                cache.put_count(res.blob_id, res.path, n)
+            findings.extend(res.findings)
+        for path in context_paths:
+            if path not in blob_ids:
+                mf = load(path)
+                if mf is not None:
+                    blob_ids[path] = mf.blob_id
+
+        tctx = TreeContext(config, counter, infos, blob_ids, load, focus)
+        tree_key = _tree_key(config, blob_ids, focus)
+        cached_tree = cache.get_tree(tree_key)
+        if cached_tree is not None:
+            findings.extend(cached_tree)
         else:
-            pending.append(entries[path])
+            tree_findings = []
+            for r in rules:
+                for check_fn in tree_checks(r):
+                    for f in check_fn(tctx):
+                        if f.rule == r.id and tctx.in_focus(f.path):
+                            tree_findings.append(f)
+            cache.put_tree(tree_key, tree_findings)
+            findings.extend(tree_findings)
 
-    if prebuild is not None:
-        prebuild.join()  # no thread may be running when the workers are forked
-    if pending and any(r.id.startswith("MW1") for r in rules):
-        # Fail early on a missing encoding; build tiktoken's encoder only before forking
-        # workers (they share it); a few files are counted in Python (memwarden/bpe.py).
-        if len(pending) >= PARALLEL_FILES:
-            get_encoder(config.encoding)
-        else:
-            verify_encoding(config.encoding)
-
-    def meanwhile() -> None:  # parent work while forked workers check the files
-        if paths is None and config.rule_enabled("MW207") and "registry.json" in entries:
-            prepare_tree_rules(load("registry.json"))
-
-    for res in evaluate_entries(source, pending, file_rules, config, counter, meanwhile):
-        counter.merge(res.counts)
-        if res.blob_id is None:
-            continue
-        if res.frontmatter is not None:
-            shared_fm[res.path] = (res.blob_id, res.frontmatter)
-        blob_ids[res.path] = res.blob_id
-        source.remember(res.path, res.stat_key, res.blob_id)
-        cache.put(res.blob_id, res.path, res.findings)
-        n = res.counts.get(res.blob_id)
-        if n is not None:
-            cache.put_count(res.blob_id, res.path, n)
-        findings.extend(res.findings)
-    for path in context_paths:
-        if path not in blob_ids:
-            mf = load(path)
-            if mf is not None:
-                blob_ids[path] = mf.blob_id
-
-    tctx = TreeContext(config, counter, infos, blob_ids, load, focus)
-    tree_key = _tree_key(config, blob_ids, focus)
-    cached_tree = cache.get_tree(tree_key)
-    if cached_tree is not None:
-        findings.extend(cached_tree)
-    else:
-        tree_findings = []
-        for r in rules:
-            for check_fn in tree_checks(r):
-                for f in check_fn(tctx):
-                    if f.rule == r.id and tctx.in_focus(f.path):
-                        tree_findings.append(f)
-        cache.put_tree(tree_key, tree_findings)
-        findings.extend(tree_findings)
-
-    findings = apply_waivers(findings, config, today, focus)
-    if small:  # the context's counts (tree rules may have counted files just now)
-        for path, blob in blob_ids.items():
-            n = counter.cached(blob)
-            if n is not None:
-                cache.put_count(blob, path, n)
-    counter.save()
-    cache.save()
-    source.save()
-    findings.sort(key=lambda f: (f.path, f.line, f.col, f.rule, f.message))
-    return CheckResult(_dedupe(findings), len(checked) + len(list(raw_outside)))
+        findings = apply_waivers(findings, config, today, focus)
+        if small:  # the context's counts (tree rules may have counted files just now)
+            for path, blob in blob_ids.items():
+                n = counter.cached(blob)
+                if n is not None:
+                    cache.put_count(blob, path, n)
+        counter.save()
+        cache.save()
+        source.save()
+        findings.sort(key=lambda f: (f.path, f.line, f.col, f.rule, f.message))
+        return CheckResult(_dedupe(findings), len(checked) + len(list(raw_outside)))
+    finally:
+        if workers is not None:
+            workers.close()
 
 
 # An index at least this large suggests enough files for the workers (~70 bytes an entry).
 LARGE_INDEX_BYTES = 400 * 72
 
 
-def _prebuild_encoder(source: Source, config: Config, cache_dir: str | Path | None,
-                      rules: list[Rule]) -> Any:
-    """A cold check of a large repository builds tiktoken's encoder (~0.1 s) anyway before
-    forking its workers: build it in a thread while the file list is read (most of that is
-    waiting for `git ls-files`). Only when no findings are cached (a warm run counts
-    nothing) and git's index is large (a small cold run counts in Python and must not wait
-    for a build). Returns the thread (join it before forking) or None. Errors are left for
-    the main path, which reports them."""
-    if not any(r.id.startswith("MW1") for r in rules):
-        return None
-    if cache_dir is not None and os.path.isdir(os.path.join(cache_dir, "findings")):
-        return None
-    repo = getattr(source, "repo", None)
-    git_dir = getattr(repo, "git_dir", None)
-    try:
-        if git_dir is None or os.stat(os.path.join(git_dir, "index")).st_size < LARGE_INDEX_BYTES:
+class _Workers:
+    """Forked processes that check files: a pool and the job they inherit (source, rules,
+    config, token counter; the files come in chunks)."""
+
+    def __init__(self, source: Source, rules: list[Rule], config: Config,
+                 counter: TokenCounter | None) -> None:
+        # The workers allocate a lot and keep little. Frozen, the parent's objects (modules,
+        # patterns, the file list) are never traversed by a worker's collections, nor their
+        # pages copied on write; a larger first generation collects ~14x less often.
+        import gc
+        import multiprocessing
+
+        global _JOB
+        _JOB = (source, rules, config, counter)
+        self.size = min(os.cpu_count() or 1, 8)
+        self._thresholds = gc.get_threshold()
+        gc.freeze()
+        gc.set_threshold(10_000, *self._thresholds[1:])
+        self.pool = multiprocessing.get_context("fork").Pool(self.size, _worker_start)
+
+    @classmethod
+    def early(cls, source: Source, config: Config, cache_dir: str | Path | None,
+              rules: list[Rule]) -> _Workers | None:
+        """Workers started before the file listing, for a cold check (no findings cached)
+        of a large repository (a large git index): they build the tokenizer and compile
+        the rules' patterns on the other cores while this process lists the files.
+        None for any other run."""
+        if (os.cpu_count() or 1) < 2:
             return None
-    except OSError:
-        return None
-    import threading
-
-    def build() -> None:
+        if cache_dir is not None and os.path.isdir(os.path.join(cache_dir, "findings")):
+            return None
+        git_dir = getattr(getattr(source, "repo", None), "git_dir", None)
         try:
-            get_encoder(config.encoding)
-        except Exception:  # noqa: BLE001 - the main path raises it with its message
-            pass
-        _warm_families()
+            if git_dir is None or (os.stat(os.path.join(git_dir, "index")).st_size
+                                   < LARGE_INDEX_BYTES):
+                return None
+        except OSError:
+            return None
+        return cls(source, rules, config, None)
 
-    thread = threading.Thread(target=build, name="memwarden-encoder", daemon=True)
-    thread.start()
-    return thread
+    def run(self, pending: list[Entry], meanwhile: Any = None) -> Iterator[FileResult]:
+        """Each file's results, in no particular order, a chunk's as soon as it is done."""
+        n_chunks = self.size * 32  # small chunks: no core idles long at the end
+        chunks = [pending[i::n_chunks] for i in range(min(n_chunks, len(pending)))]
+        running = self.pool.imap_unordered(_evaluate_chunk, chunks)
+        if meanwhile is not None:
+            meanwhile()
+        for part in running:
+            yield from part
+
+    def close(self) -> None:
+        import gc
+
+        global _JOB
+        self.pool.terminate()
+        self.pool.join()
+        _JOB = None
+        gc.set_threshold(*self._thresholds)
+        gc.unfreeze()
+
+
+def _worker_start() -> None:
+    """A worker's warm-up: the tokenizer and the patterns (no-ops when the parent made
+    them before forking). Errors are left for the check itself, which reports them."""
+    global _JOB
+    assert _JOB is not None
+    source, rules, config, counter = _JOB
+    if counter is None:
+        _JOB = (source, rules, config, TokenCounter(config.encoding))
+    try:
+        if any(r.id.startswith("MW1") for r in rules):
+            get_encoder(config.encoding)
+    except Exception:  # noqa: BLE001 - reported when a file is counted
+        pass
+    _warm_families()
 
 
 # Cold runs over at least this many files are spread over processes.
 PARALLEL_FILES = 400
 # Partial checks of at most this many paths keep token counts in the findings shards.
 SMALL_CHECK = 32
-_JOB: tuple[Source, list[Entry], list[Rule], Config, TokenCounter] | None = None
+_JOB: tuple[Source, list[Rule], Config, TokenCounter | None] | None = None
 
 
 class FileResult:
@@ -277,43 +319,24 @@ def prepare_tree_rules(registry: MemFile | None) -> None:
 
 
 def evaluate_entries(source: Source, pending: list[Entry], rules: list[Rule], config: Config,
-                     counter: TokenCounter, meanwhile: Any = None) -> Iterator[FileResult]:
+                     counter: TokenCounter, meanwhile: Any = None,
+                     workers: _Workers | None = None) -> Iterator[FileResult]:
     """Read, hash and check each pending file: in this process for small jobs, else in
-    forked workers on every core (rules are pure per file; only findings, blob ids and new
-    token counts come back). Results come in no particular order, each chunk's as soon as
-    it is done, so the caller's bookkeeping runs while the workers work. `meanwhile()` runs
-    in this process while workers work."""
-    workers = min(os.cpu_count() or 1, 8)
-    if workers < 2 or len(pending) < PARALLEL_FILES:
+    forked workers on every core (`workers`, or forked now; rules are pure per file; only
+    findings, blob ids and new token counts come back). Results come in no particular
+    order, so the caller's bookkeeping runs while the workers work, as does `meanwhile()`."""
+    if (workers is None and (os.cpu_count() or 1) < 2) or len(pending) < PARALLEL_FILES:
         yield from _evaluate(source, pending, rules, config, counter)
         return
-    global _JOB
-    _JOB = (source, pending, rules, config, counter)
+    if workers is not None:
+        yield from workers.run(pending, meanwhile)
+        return
     _warm_families()  # compile patterns once, before the fork, not once per worker
-    # The workers allocate a lot and keep little. Frozen, the parent's objects (modules,
-    # patterns, the file list) are never traversed by a worker's collections, nor their
-    # pages copied on write; a larger first generation collects ~14x less often.
-    import gc
-
-    old_thresholds = gc.get_threshold()
-    gc.freeze()
-    gc.set_threshold(10_000, *old_thresholds[1:])
+    late = _Workers(source, rules, config, counter)
     try:
-        import multiprocessing
-
-        mp = multiprocessing.get_context("fork")
-        n_chunks = workers * 32  # small chunks: neither core idles long at the end
-        chunks = [list(range(i, len(pending), n_chunks)) for i in range(n_chunks)]
-        with mp.Pool(workers) as pool:
-            running = pool.imap_unordered(_evaluate_chunk, chunks)
-            if meanwhile is not None:
-                meanwhile()
-            for part in running:
-                yield from part
+        yield from late.run(pending, meanwhile)
     finally:
-        _JOB = None
-        gc.set_threshold(*old_thresholds)
-        gc.unfreeze()
+        late.close()
 
 
 def _warm_families() -> None:
@@ -350,10 +373,11 @@ def _evaluate(source: Source, pending: list[Entry], rules: list[Rule], config: C
     return out
 
 
-def _evaluate_chunk(indexes: list[int]) -> list[FileResult]:
+def _evaluate_chunk(chunk: list[Entry]) -> list[FileResult]:
     assert _JOB is not None
-    source, pending, rules, config, counter = _JOB
-    return _evaluate(source, [pending[i] for i in indexes], rules, config, counter, keep=False)
+    source, rules, config, counter = _JOB
+    assert counter is not None
+    return _evaluate(source, chunk, rules, config, counter, keep=False)
 
 
 def _tree_key(config: Config, blob_ids: dict[str, str], focus: set[str] | None) -> str:

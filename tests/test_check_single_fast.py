@@ -404,7 +404,7 @@ def test_raw_read_of_an_oversized_file_reads_nothing(tmp_path: Path) -> None:
         _read(str(tmp_path))  # a directory: the caller reports no file
 
 
-def test_cold_large_check_builds_the_encoder_meanwhile_with_equal_results(
+def test_cold_large_check_starts_its_workers_early_with_equal_results(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from memwarden.git.repo import open_repo
     from memwarden.git.source import WorktreeSource
@@ -416,16 +416,22 @@ def test_cold_large_check_builds_the_encoder_meanwhile_with_equal_results(
     source = WorktreeSource(root, repo, repo.cache_dir)
     rules = registry.check_rules()
     cfg = parse_config(None)
-    assert engine._prebuild_encoder(source, cfg, repo.cache_dir, rules) is None  # small
+    assert engine._Workers.early(source, cfg, repo.cache_dir, rules) is None  # small
     expected = _check(root, [], use_cache=False)
     monkeypatch.setattr(engine, "LARGE_INDEX_BYTES", 0)
     monkeypatch.setattr(engine, "PARALLEL_FILES", 2)
     monkeypatch.setattr(os, "cpu_count", lambda: 2)
-    thread = engine._prebuild_encoder(source, cfg, repo.cache_dir, rules)
-    assert thread is not None
-    thread.join()
-    assert _check(root, []) == expected  # cold: built meanwhile, then forked workers
-    assert engine._prebuild_encoder(source, cfg, repo.cache_dir, rules) is None  # warm now
+    workers = engine._Workers.early(source, cfg, repo.cache_dir, rules)
+    assert workers is not None
+    workers.close()
+    assert _check(root, []) == expected  # cold: workers forked before the listing
+    assert engine._Workers.early(source, cfg, repo.cache_dir, rules) is None  # warm now
+    # a failing listing leaves no worker behind
+    (root / ".git" / "memwarden" / "findings").rename(root / "findings-old")
+    monkeypatch.setattr(WorktreeSource, "all_entries", lambda self: 1 / 0)
+    with pytest.raises(ZeroDivisionError):
+        engine.check(WorktreeSource(root, repo, repo.cache_dir), cfg, None, repo.cache_dir)
+    assert engine._JOB is None
 
 
 def test_findings_infos_and_entries_behave_as_frozen_dataclasses() -> None:

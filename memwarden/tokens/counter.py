@@ -86,7 +86,8 @@ def _cached(name: str) -> tuple[str, dict[bytes, int]] | None:
     return None
 
 
-def _load_ranks(name: str, expected_hash: str | None) -> dict[bytes, int]:
+def _load_ranks(name: str, expected_hash: str | None, parsed: list[bool] | None = None
+                ) -> dict[bytes, int]:
     official = OFFICIAL_SHA256[name]
     if expected_hash is not None and expected_hash != official:
         raise EncodingUnavailable(
@@ -99,6 +100,8 @@ def _load_ranks(name: str, expected_hash: str | None) -> dict[bytes, int]:
         return hit[1]
     import base64
 
+    if parsed is not None:
+        parsed.append(True)  # not from the user cache: the caller stores them there
     return {
         base64.b64decode(token): int(rank)
         for token, rank in (line.split() for line in data.splitlines() if line)
@@ -120,13 +123,15 @@ def _spec(name: str) -> dict[str, Any]:
     import tiktoken_ext.openai_public as public
 
     original = public.load_tiktoken_bpe
-    public.load_tiktoken_bpe = lambda _url, expected_hash=None: _load_ranks(name, expected_hash)
+    parsed: list[bool] = []
+    public.load_tiktoken_bpe = lambda _url, expected_hash=None: _load_ranks(
+        name, expected_hash, parsed)
     try:
         spec: dict[str, Any] = public.ENCODING_CONSTRUCTORS[name]()
     finally:
         public.load_tiktoken_bpe = original
     path = _cache_path(name)
-    if path is not None and _cached(name) is None:
+    if path is not None and parsed:
         write_sealed(path, ("ranks", OFFICIAL_SHA256[name]),
                      (spec["pat_str"], spec["mergeable_ranks"]), keep=len(OFFICIAL_SHA256))
     return spec
