@@ -452,6 +452,7 @@ def render(r: dict[str, object]) -> str:
         row("    its Python start + imports", "precommit_imports_s", "in the no-op floor"),
         row("    its git commands (sum)", "precommit_git_s", "in the no-op floor"),
         row("  of which: memwarden check FILE alone", "hook_direct_s", "the hook's cost"),
+        row("    its floor: Python, click, 1 count", "dependency_floor_s", "no rule run"),
         "",
         f"cold: {r['cold_summary']} (exit {r['cold_exit']})",
         f"warm: {r['warm_summary']}",
