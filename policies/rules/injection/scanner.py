@@ -81,7 +81,6 @@ from memwarden.policies.rules.injection.tables import (
     _action_for,
     _blanked,
     _Combined,
-    _phrases,
     _role_labels,
     _role_line,
     _trigger_actions,
@@ -97,21 +96,16 @@ INVISIBLE_RUNS_MAX = 1000
 
 
 def warm() -> None:
-    """Compile every pattern now. A caller that forks workers should call this first, so the
-    children share the compiled patterns instead of each compiling them (and scan with the
-    tries, the fast way for large inputs)."""
-    _compile_all()
-
-
-def _compile_all() -> None:
-    # The trie for words after Unicode spaces is left out: a worker compiles it only if it
-    # meets such a space, while compiling it here would delay every fork.
+    """Compile now what every large scan uses: the tries and the combined patterns run at
+    each word start. A caller that forks workers should call this first, so the children
+    share them instead of each compiling them (and scan with the tries, the fast way for
+    large inputs). Patterns that run only where a rarer word woke them (each phrase of a
+    combined pattern, each signal pattern, the trie for words after Unicode spaces) are
+    compiled on first use: on ordinary memory most of them never run."""
     for contract in (False, True):
         for action in _trigger_actions(contract).values():
             if action.phrases is not None:
                 action.phrases.regex  # noqa: B018  (compile before a fork)
-    for phrase in {id(p): p for ps in _phrases()[0].values() for p in ps}.values():
-        phrase.regex  # noqa: B018
     _bracket_regexes()
     _role_line()
     for proxy in LAZY:

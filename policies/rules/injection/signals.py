@@ -73,11 +73,9 @@ def _compiled(rule_id: str, k: int) -> re.Pattern[str]:
 
 
 def warm() -> None:
+    """Compile the key search (each pattern is compiled when a key first wakes it)."""
     from memwarden.policies.rules.injection.tables import _shared_finder, _trigger_scanners
 
-    for rule_id, table in PATTERNS.items():
-        for k in range(len(table)):
-            _compiled(rule_id, k)
     for cyrillic in (False, True):
         if _shared_finder(cyrillic, _keys(cyrillic)) is None:
             _key_finder(cyrillic)
