@@ -211,9 +211,10 @@ class _Workers:
 
     def __init__(self, source: Source, rules: list[Rule], config: Config,
                  counter: TokenCounter | None) -> None:
-        # The workers allocate a lot and keep little. Frozen, the parent's objects (modules,
-        # patterns, the file list) are never traversed by a worker's collections, nor their
-        # pages copied on write; a larger first generation collects ~14x less often.
+        # The workers allocate a lot and keep little. Frozen, the parent's objects (modules;
+        # when started late, the patterns and the file list) are never traversed by a
+        # worker's collections, nor their pages copied on write; a larger first generation
+        # collects far less often.
         import gc
         import multiprocessing
 
@@ -223,7 +224,7 @@ class _Workers:
         self._thresholds = gc.get_threshold()
         gc.freeze()
         gc.set_threshold(10_000, *self._thresholds[1:])
-        self.pool = multiprocessing.get_context("fork").Pool(self.size, _worker_start)
+        self.pool: Any = multiprocessing.get_context("fork").Pool(self.size, _worker_start)
 
     @classmethod
     def early(cls, source: Source, config: Config, cache_dir: str | Path | None,
@@ -256,11 +257,15 @@ class _Workers:
             yield from part
 
     def close(self) -> None:
+        """Stop the workers (at once: they hold nothing to save); closing twice is fine."""
         import gc
 
         global _JOB
+        if self.pool is None:
+            return
         self.pool.terminate()
         self.pool.join()
+        self.pool = None
         _JOB = None
         gc.set_threshold(*self._thresholds)
         gc.unfreeze()
@@ -326,6 +331,8 @@ def evaluate_entries(source: Source, pending: list[Entry], rules: list[Rule], co
     findings, blob ids and new token counts come back). Results come in no particular
     order, so the caller's bookkeeping runs while the workers work, as does `meanwhile()`."""
     if (workers is None and (os.cpu_count() or 1) < 2) or len(pending) < PARALLEL_FILES:
+        if workers is not None:
+            workers.close()  # started for a cold run that turned out small: not needed
         yield from _evaluate(source, pending, rules, config, counter)
         return
     if workers is not None:

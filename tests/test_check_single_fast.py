@@ -18,6 +18,7 @@ import json
 import math
 import os
 import pickle
+import shutil
 import tomllib
 from pathlib import Path
 
@@ -426,6 +427,11 @@ def test_cold_large_check_starts_its_workers_early_with_equal_results(
     workers.close()
     assert _check(root, []) == expected  # cold: workers forked before the listing
     assert engine._Workers.early(source, cfg, repo.cache_dir, rules) is None  # warm now
+    # started early for a run that turns out small: stopped, the files checked in-process
+    shutil.rmtree(root / ".git" / "memwarden" / "findings")
+    monkeypatch.setattr(engine, "PARALLEL_FILES", 10_000)
+    assert _check(root, []) == expected
+    assert engine._JOB is None
     # a failing listing leaves no worker behind
     (root / ".git" / "memwarden" / "findings").rename(root / "findings-old")
     monkeypatch.setattr(WorktreeSource, "all_entries", lambda self: 1 / 0)
