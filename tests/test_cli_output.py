@@ -47,7 +47,11 @@ def test_status_and_reject_text_is_not_json(tmp_path, mw):
     assert code == 0 and out.split() == ["applied", "proposals/a/p-1"]
 
 
-def test_demo_says_how_to_keep_its_repository(tmp_path, mw):
+def test_demo_says_how_to_keep_its_repository(tmp_path, mw, monkeypatch):
+    import tempfile
+
+    (tmp_path / "tmp").mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))  # where its report goes
     code, out, _ = mw(tmp_path, "demo")
     assert code == 0
     assert "run `memwarden demo --keep` to keep it" in out.splitlines()[-1]

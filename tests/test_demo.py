@@ -5,9 +5,11 @@ from __future__ import annotations
 import json
 import re
 import shutil
+import tempfile
 from importlib import resources
 from pathlib import Path
 
+import pytest
 from conftest import rules_in
 
 from memwarden.cli.demo import PLANTED, run_demo, verify
@@ -18,6 +20,14 @@ from memwarden.tokens.counter import count_text
 
 EXAMPLE = Path(str(resources.files("memwarden") / "example"))
 AGENTS = ("garden-curator", "archivist-violin", "news-scout")
+
+
+@pytest.fixture(autouse=True)
+def _own_temp_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The demo keeps its report (and, with --keep, its repository) in new temp folders:
+    here they go under the test's own folder instead of the machine's /tmp."""
+    (tmp_path / "tmp").mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
 
 
 def _tokens(rel: str) -> int:
