@@ -16,6 +16,7 @@ from __future__ import annotations
 import datetime as _dt
 import json
 import math
+import multiprocessing
 import os
 import pickle
 import shutil
@@ -431,13 +432,13 @@ def test_cold_large_check_starts_its_workers_early_with_equal_results(
     shutil.rmtree(root / ".git" / "memwarden" / "findings")
     monkeypatch.setattr(engine, "PARALLEL_FILES", 10_000)
     assert _check(root, []) == expected
-    assert engine._JOB is None
+    assert not multiprocessing.active_children()  # no worker left behind
     # a failing listing leaves no worker behind
     (root / ".git" / "memwarden" / "findings").rename(root / "findings-old")
     monkeypatch.setattr(WorktreeSource, "all_entries", lambda self: 1 / 0)
     with pytest.raises(ZeroDivisionError):
         engine.check(WorktreeSource(root, repo, repo.cache_dir), cfg, None, repo.cache_dir)
-    assert engine._JOB is None
+    assert not multiprocessing.active_children()  # no worker left behind
 
 
 def test_findings_infos_and_entries_behave_as_frozen_dataclasses() -> None:
