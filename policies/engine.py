@@ -1,8 +1,8 @@
 """Run the policies over a source: file rules (cached per blob), tree rules, waivers.
 
-Cold runs tokenize on every core in a background pool (tiktoken releases the GIL) while the
-main thread runs the other rules; warm runs reuse per-blob results from `.git/memwarden/`
-and touch the tokenizer not at all.
+Cold runs of many files check them in forked worker processes on every core while this
+process does the bookkeeping; warm runs reuse per-blob results from `.git/memwarden/` and
+touch the tokenizer not at all.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from memwarden.cachedir import ShardedCache, read_sealed, write_sealed
 from memwarden.git.files import Entry
 from memwarden.git.source import Source, WorktreeSource
 from memwarden.model.config import Config
+from memwarden.model.errors import MemwardenError
 from memwarden.model.findings import ERROR, Finding, make
 from memwarden.model.layout import LAYER1, classify, is_governed
 from memwarden.model.memfile import MemFile
@@ -224,7 +225,23 @@ class _Workers:
         self._thresholds = gc.get_threshold()
         gc.freeze()
         gc.set_threshold(10_000, *self._thresholds[1:])
-        self.pool: Any = multiprocessing.get_context("fork").Pool(self.size, _worker_start)
+        # Plain processes, each with its own pipe, driven from this thread: a Pool's three
+        # helper threads would contend for the GIL with the bookkeeping done here, and its
+        # worker-handler thread wakes each time a result is waiting to be read.
+        ctx = multiprocessing.get_context("fork")
+        self.procs: list[Any] = []
+        self.conns: list[Any] = []
+        try:
+            for _ in range(self.size):
+                here, there = ctx.Pipe()
+                proc = ctx.Process(target=_worker_main, args=(there,), daemon=True)
+                proc.start()
+                there.close()
+                self.procs.append(proc)
+                self.conns.append(here)
+        except BaseException:
+            self.close()
+            raise
 
     @classmethod
     def early(cls, source: Source, config: Config, cache_dir: str | Path | None,
@@ -247,28 +264,85 @@ class _Workers:
         return cls(source, rules, config, None)
 
     def run(self, pending: list[Entry], meanwhile: Any = None) -> Iterator[FileResult]:
-        """Each file's results, in no particular order, a chunk's as soon as it is done."""
+        """Each file's results, in no particular order, a chunk's as soon as it is done.
+        Each worker holds two chunks, so it never waits for this process between chunks."""
+        from multiprocessing.connection import wait
+
         n_chunks = self.size * 32  # small chunks: no core idles long at the end
         chunks = [pending[i::n_chunks] for i in range(min(n_chunks, len(pending)))]
-        running = self.pool.imap_unordered(_evaluate_chunk, chunks)
+        chunks.reverse()  # handed out from the end
+        held = dict.fromkeys(self.conns, 0)
+
+        def hand_out(conn: Any) -> None:
+            if chunks:
+                try:
+                    conn.send(chunks.pop())
+                except OSError:
+                    raise _lost() from None
+                held[conn] += 1
+
+        for _ in range(2):
+            for conn in self.conns:
+                hand_out(conn)
         if meanwhile is not None:
             meanwhile()
-        for part in running:
-            yield from part
+        while any(held.values()):
+            for conn in wait([c for c, n in held.items() if n]):
+                try:
+                    ok, value = conn.recv()
+                except (EOFError, OSError):
+                    raise _lost() from None
+                held[conn] -= 1
+                if not ok:
+                    raise value
+                hand_out(conn)
+                yield from value
 
     def close(self) -> None:
         """Stop the workers (at once: they hold nothing to save); closing twice is fine."""
         import gc
 
         global _JOB
-        if self.pool is None:
+        if self.procs is None:
             return
-        self.pool.terminate()
-        self.pool.join()
-        self.pool = None
+        for conn in self.conns:
+            conn.close()
+        for proc in self.procs:
+            proc.terminate()
+        for proc in self.procs:
+            proc.join()
+        self.procs = None  # type: ignore[assignment]
         _JOB = None
         gc.set_threshold(*self._thresholds)
         gc.unfreeze()
+
+
+def _lost() -> MemwardenError:
+    return MemwardenError("a check worker process stopped before finishing its files; nothing "
+                          "was decided for them: run the check again")
+
+
+def _worker_main(conn: Any) -> None:
+    """A worker: warm up, then check each chunk the pipe brings until it closes. Errors go
+    back to the parent, which raises them. Ctrl-C is the parent's to handle: it stops the
+    workers."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _worker_start()
+    while True:
+        try:
+            chunk = conn.recv()
+        except (EOFError, OSError):
+            return
+        try:
+            reply: tuple[bool, Any] = (True, _evaluate_chunk(chunk))
+        except Exception as exc:  # noqa: BLE001 - raised again in the parent
+            reply = (False, exc)
+        try:
+            conn.send(reply)
+        except Exception as exc:  # noqa: BLE001 - an exception that does not pickle
+            conn.send((False, MemwardenError(f"check worker: {type(exc).__name__}: {exc}")))
 
 
 def _worker_start() -> None:
@@ -308,6 +382,10 @@ class FileResult:
         self.findings = findings
         self.counts = counts
         self.frontmatter = frontmatter  # parsed frontmatter of contracts, for tree rules
+
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:  # (see Entry.__reduce__)
+        return FileResult, (self.path, self.blob_id, self.stat_key, self.findings, self.counts,
+                            self.frontmatter)
 
 
 _SHARE_FRONTMATTER = frozenset({"agent_contract"})

@@ -441,6 +441,39 @@ def test_cold_large_check_starts_its_workers_early_with_equal_results(
     assert not multiprocessing.active_children()  # no worker left behind
 
 
+def test_a_worker_that_dies_fails_the_check_and_leaves_no_worker(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A worker killed while it holds files: the check raises a clear error instead of
+    returning the other workers' findings as if every file had been checked."""
+    import signal
+
+    from memwarden.git.repo import open_repo
+    from memwarden.git.source import WorktreeSource
+    from memwarden.model.config import parse_config
+    from memwarden.model.errors import MemwardenError
+
+    root = _repo(tmp_path)
+    repo = open_repo(root)
+    assert repo is not None
+    source = WorktreeSource(root, repo, None)
+    rules = [r for r in registry.check_rules() if r.scope == registry.FILE and r.check]
+    monkeypatch.setattr(engine, "LARGE_INDEX_BYTES", 0)
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    pending = list(source.all_entries().values())
+    workers = engine._Workers.early(source, parse_config(None), None, rules)
+    assert workers is not None
+    try:
+        assert sorted(r.path for r in workers.run(pending)) == sorted(e.path for e in pending)
+        os.kill(workers.procs[0].pid, signal.SIGKILL)
+        workers.procs[0].join()
+        with pytest.raises(MemwardenError, match="stopped before finishing"):
+            list(workers.run(pending))
+    finally:
+        workers.close()
+    workers.close()  # twice is fine
+    assert not multiprocessing.active_children()
+
+
 def test_findings_infos_and_entries_behave_as_frozen_dataclasses() -> None:
     """Finding, FileInfo and Entry are plain frozen values now: equal, hashed, ordered
     (findings), pickled (workers send them back) and copied with changes as before."""

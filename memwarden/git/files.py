@@ -11,6 +11,7 @@ import hashlib
 import os
 import stat
 from pathlib import Path
+from typing import Any
 
 MODE_FILE = 0o100644
 MODE_EXEC = 0o100755
@@ -28,6 +29,11 @@ class Entry:
     mode: int
     oid: str | None
     stat_key: tuple[int, ...] | None = None  # worktree: (mtime_ns, size, ino, ctime_ns)
+
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        # Pickled as a call with its fields (a check sends thousands to its workers); the
+        # default for a frozen slotted class goes through a Python-level state dict.
+        return Entry, (self.path, self.mode, self.oid, self.stat_key)
 
 
 def hash_blob(data: bytes) -> str:
