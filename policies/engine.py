@@ -265,11 +265,11 @@ class _Workers:
 
     def run(self, pending: list[Entry], meanwhile: Any = None) -> Iterator[FileResult]:
         """Each file's results, in no particular order, a chunk's as soon as it is done.
-        Each worker holds two chunks, so it never waits for this process between chunks."""
+        Each worker holds two chunks, so it never waits for this process between chunks;
+        when all are done the workers are told to exit (close() then finds them gone)."""
         from multiprocessing.connection import wait
 
-        n_chunks = self.size * 32  # small chunks: no core idles long at the end
-        chunks = [pending[i::n_chunks] for i in range(min(n_chunks, len(pending)))]
+        chunks = _chunks(pending, self.size)
         chunks.reverse()  # handed out from the end
         held = dict.fromkeys(self.conns, 0)
 
@@ -297,6 +297,8 @@ class _Workers:
                     raise value
                 hand_out(conn)
                 yield from value
+        for conn in self.conns:
+            conn.close()  # end of input: each worker exits while this process goes on
 
     def close(self) -> None:
         """Stop the workers (at once: they hold nothing to save); closing twice is fine."""
@@ -308,13 +310,34 @@ class _Workers:
         for conn in self.conns:
             conn.close()
         for proc in self.procs:
-            proc.terminate()
+            if proc.exitcode is None:
+                proc.terminate()
         for proc in self.procs:
             proc.join()
         self.procs = None  # type: ignore[assignment]
         _JOB = None
         gc.set_threshold(*self._thresholds)
         gc.unfreeze()
+
+
+# The last chunks of a run hold about this many files (see _chunks).
+MIN_CHUNK = 16
+
+
+def _chunks(pending: list[Entry], workers: int) -> list[list[Entry]]:
+    """Chunks for `workers` processes, each a fixed share of the files still left (guided
+    scheduling): few hand-overs early, and near the end chunks so small that no core idles
+    long while another finishes. The files are dealt out of the sorted list with a
+    stride, so each chunk holds a like mix of kinds and sizes and costs about its length."""
+    stride = 64
+    order = [e for i in range(stride) for e in pending[i::stride]]
+    out = []
+    pos = 0
+    while pos < len(order):
+        n = max(MIN_CHUNK, (len(order) - pos) // (4 * workers))
+        out.append(order[pos:pos + n])
+        pos += n
+    return out
 
 
 def _lost() -> MemwardenError:

@@ -503,3 +503,16 @@ def test_findings_infos_and_entries_behave_as_frozen_dataclasses() -> None:
     assert pickle.loads(pickle.dumps(e)) == e and e.stat_key == (1, 2, 3, 4)
     with pytest.raises(AttributeError):
         e.oid = "x"  # type: ignore[misc]
+
+
+@given(st.integers(0, 3000), st.integers(1, 8))
+@settings(max_examples=60, deadline=None)
+def test_worker_chunks_hold_every_file_once_and_shrink(n: int, workers: int) -> None:
+    from memwarden.git.repo import Entry
+
+    pending = [Entry(f"memory/a{i:05d}/facts.md", 0o100644, None) for i in range(n)]
+    chunks = engine._chunks(pending, workers)
+    assert sorted(e.path for c in chunks for e in c) == [e.path for e in pending]
+    sizes = [len(c) for c in chunks]
+    assert all(sizes) and sizes == sorted(sizes, reverse=True)
+    assert max(sizes, default=0) <= max(engine.MIN_CHUNK, n // (4 * workers))
