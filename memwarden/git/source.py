@@ -73,6 +73,11 @@ class StatCache:
     def dirty(self) -> bool:
         return bool(self.shards.dirty)
 
+    @property
+    def cold(self) -> bool:
+        """Nothing saved yet (or no cache at all): no file's blob id can be vouched for."""
+        return self.cache_dir is None or not os.path.isdir(os.path.join(self.cache_dir, "stat"))
+
     def save(self) -> None:
         if not self.shards.dirty:
             return
@@ -98,6 +103,8 @@ class WorktreeSource:
             return None
         key = entry.stat_key
         if key is None:
+            if self.stats.cold:
+                return None
             try:
                 key = tuple(StatCache.key(os.stat(os.path.join(self.base, entry.path))))
             except OSError:
@@ -115,13 +122,24 @@ class WorktreeSource:
     def all_entries(self) -> dict[str, Entry]:
         from concurrent.futures import ThreadPoolExecutor
 
-        from memwarden.git.repo import worktree_entries  # the whole tree: not a hook's few files
+        # the whole tree: not a hook's few files
+        from memwarden.git.repo import entries_from_types, git_listed, worktree_entries
 
-        # git lists no FIFO or device: a walk of our own finds them, while git works
+        # git lists no FIFO or device: a walk of our own finds them, while git works. With
+        # no stat cache to consult, the kinds that walk saw (no stat call) replace an lstat
+        # per listed file: each file is opened and fstat'ed when it is checked anyway.
+        types: dict[str, str] | None = {} if self.stats.cold else None
         with ThreadPoolExecutor(1) as pool:
-            specials = pool.submit(special_files, self.base)
-            entries = {e.path: e for e in worktree_entries(self.root, self.repo)}
-            for path in specials.result():
+            specials = pool.submit(special_files, self.base, types)
+            listed = git_listed(self.repo) if types is not None and self.repo else None
+            if listed is None:
+                entries = {e.path: e for e in worktree_entries(self.root, self.repo)}
+                found = specials.result()
+            else:
+                found = specials.result()
+                assert types is not None
+                entries = {e.path: e for e in entries_from_types(self.base, listed, types)}
+            for path in found:
                 entries.setdefault(path, Entry(path, 0, None))
         return dict(sorted(entries.items()))
 
@@ -206,10 +224,12 @@ class WorktreeSource:
         return mf
 
 
-def special_files(base: str) -> list[str]:
+def special_files(base: str, types: dict[str, str] | None = None) -> list[str]:
     """Governed paths that are neither regular files, symlinks nor folders (FIFOs, device
     nodes, sockets): git never lists them, runtimes would block reading them. scandir's
-    file types need no stat call, so the walk costs little next to the check."""
+    file types need no stat call, so the walk costs little next to the check. `types`, when
+    given, receives the kind of every path seen below the governed folders: "file",
+    "link" or "dir" (specials are the list returned)."""
     from memwarden.model.layout import GOVERNED_FILES, GOVERNED_PREFIXES
 
     found: list[str] = []
@@ -226,13 +246,20 @@ def special_files(base: str) -> list[str]:
         try:
             with os.scandir(os.path.join(base, rel)) as it:
                 for d in it:
+                    path = f"{rel}/{d.name}"
                     if d.is_symlink():
-                        continue
-                    if d.is_dir(follow_symlinks=False):
+                        if types is not None:
+                            types[path] = "link"
+                    elif d.is_dir(follow_symlinks=False):
+                        if types is not None:
+                            types[path] = "dir"
                         if d.name != ".git":
-                            todo.append(f"{rel}/{d.name}")
-                    elif not d.is_file(follow_symlinks=False):
-                        found.append(f"{rel}/{d.name}")
+                            todo.append(path)
+                    elif d.is_file(follow_symlinks=False):
+                        if types is not None:
+                            types[path] = "file"
+                    else:
+                        found.append(path)
         except OSError:
             continue
     return found
