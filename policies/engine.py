@@ -14,7 +14,7 @@ import os
 import sys
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from memwarden.cachedir import ShardedCache, read_sealed, write_sealed
 from memwarden.git.files import Entry
@@ -207,8 +207,9 @@ LARGE_INDEX_BYTES = 400 * 72
 
 
 class _Workers:
-    """Forked processes that check files: a pool and the job they inherit (source, rules,
-    config, token counter; the files come in chunks)."""
+    """Forked processes that check files, and the job they inherit (source, rules, config,
+    token counter; the files come in chunks, one pipe per worker). The first worker warms
+    up (tokenizer, patterns) and then forks the others, so that warm-up is paid once."""
 
     def __init__(self, source: Source, rules: list[Rule], config: Config,
                  counter: TokenCounter | None) -> None:
@@ -225,23 +226,16 @@ class _Workers:
         self._thresholds = gc.get_threshold()
         gc.freeze()
         gc.set_threshold(10_000, *self._thresholds[1:])
-        # Plain processes, each with its own pipe, driven from this thread: a Pool's three
-        # helper threads would contend for the GIL with the bookkeeping done here, and its
-        # worker-handler thread wakes each time a result is waiting to be read.
-        ctx = multiprocessing.get_context("fork")
-        self.procs: list[Any] = []
-        self.conns: list[Any] = []
-        try:
-            for _ in range(self.size):
-                here, there = ctx.Pipe()
-                proc = ctx.Process(target=_worker_main, args=(there,), daemon=True)
-                proc.start()
-                there.close()
-                self.procs.append(proc)
-                self.conns.append(here)
-        except BaseException:
-            self.close()
-            raise
+        # Plain processes driven from this thread: a Pool's helper threads would contend for
+        # the GIL with the bookkeeping done here, and its workers would each warm up.
+        pipes = [multiprocessing.Pipe() for _ in range(self.size)]
+        self.conns: list[Any] = [here for here, _ in pipes]
+        ends = [there for _, there in pipes]
+        self.first: int | None = os.fork()
+        if self.first == 0:
+            _first_worker(self.conns, ends)  # never returns
+        for end in ends:
+            end.close()
 
     @classmethod
     def early(cls, source: Source, config: Config, cache_dir: str | Path | None,
@@ -301,20 +295,24 @@ class _Workers:
             conn.close()  # end of input: each worker exits while this process goes on
 
     def close(self) -> None:
-        """Stop the workers (at once: they hold nothing to save); closing twice is fine."""
+        """Stop the workers (at once: they hold nothing to save); closing twice is fine.
+        After a finished run they are exiting already; otherwise the first worker is told
+        to stop, and it stops and reaps the others."""
         import gc
+        import signal
 
         global _JOB
-        if self.procs is None:
+        if self.first is None:
             return
         for conn in self.conns:
             conn.close()
-        for proc in self.procs:
-            if proc.exitcode is None:
-                proc.terminate()
-        for proc in self.procs:
-            proc.join()
-        self.procs = None  # type: ignore[assignment]
+        try:
+            if os.waitpid(self.first, os.WNOHANG) == (0, 0):
+                os.kill(self.first, signal.SIGTERM)
+                os.waitpid(self.first, 0)
+        except ChildProcessError:
+            pass  # reaped already
+        self.first = None
         _JOB = None
         gc.set_threshold(*self._thresholds)
         gc.unfreeze()
@@ -345,14 +343,63 @@ def _lost() -> MemwardenError:
                           "was decided for them: run the check again")
 
 
-def _worker_main(conn: Any) -> None:
-    """A worker: warm up, then check each chunk the pipe brings until it closes. Errors go
-    back to the parent, which raises them. Ctrl-C is the parent's to handle: it stops the
-    workers."""
+def _first_worker(parent_ends: list[Any], ends: list[Any]) -> NoReturn:
+    """The first worker: warm up, fork the others (they start warm), serve its own pipe,
+    then reap the others. Told to stop (SIGTERM), it stops them first. Ctrl-C is the
+    parent's to handle. It never returns into the caller's code."""
     import signal
 
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    _worker_start()
+    others: list[int] = []
+    code = 1
+    try:
+        for conn in parent_ends:
+            conn.close()
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+        def stop(_signo: int, _frame: Any) -> None:
+            for pid in others:
+                _kill_and_reap(pid)
+            os._exit(1)
+
+        signal.signal(signal.SIGTERM, stop)
+        _worker_start()
+        # No stop between a fork and noting its pid: a sibling is never left running.
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
+        for i in range(1, len(ends)):
+            pid = os.fork()
+            if pid == 0:
+                signal.signal(signal.SIGTERM, signal.SIG_DFL)
+                signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM})
+                for j, end in enumerate(ends):
+                    if j != i:
+                        end.close()
+                _serve(ends[i])
+                os._exit(0)
+            others.append(pid)
+        for end in ends[1:]:
+            end.close()
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM})
+        _serve(ends[0])
+        for pid in others:
+            os.waitpid(pid, 0)
+        code = 0
+    finally:
+        os._exit(code)
+
+
+def _kill_and_reap(pid: int) -> None:
+    import signal
+
+    try:
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+    except (ProcessLookupError, ChildProcessError):
+        pass
+
+
+def _serve(conn: Any) -> None:
+    """Check each chunk the pipe brings until it closes. Errors go back to the parent,
+    which raises them."""
     while True:
         try:
             chunk = conn.recv()
@@ -364,6 +411,8 @@ def _worker_main(conn: Any) -> None:
             reply = (False, exc)
         try:
             conn.send(reply)
+        except OSError:
+            return  # the parent is gone or stopped listening
         except Exception as exc:  # noqa: BLE001 - an exception that does not pickle
             conn.send((False, MemwardenError(f"check worker: {type(exc).__name__}: {exc}")))
 

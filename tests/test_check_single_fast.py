@@ -16,7 +16,6 @@ from __future__ import annotations
 import datetime as _dt
 import json
 import math
-import multiprocessing
 import os
 import pickle
 import shutil
@@ -432,20 +431,36 @@ def test_cold_large_check_starts_its_workers_early_with_equal_results(
     shutil.rmtree(root / ".git" / "memwarden" / "findings")
     monkeypatch.setattr(engine, "PARALLEL_FILES", 10_000)
     assert _check(root, []) == expected
-    assert not multiprocessing.active_children()  # no worker left behind
+    assert not _children()  # no worker left behind
     # a failing listing leaves no worker behind
     (root / ".git" / "memwarden" / "findings").rename(root / "findings-old")
     monkeypatch.setattr(WorktreeSource, "all_entries", lambda self: 1 / 0)
     with pytest.raises(ZeroDivisionError):
         engine.check(WorktreeSource(root, repo, repo.cache_dir), cfg, None, repo.cache_dir)
-    assert not multiprocessing.active_children()  # no worker left behind
+    assert not _children()  # no worker left behind
+
+
+def _children(pid: int | None = None) -> list[int]:
+    """The processes whose parent is `pid` (default: this one), zombies included."""
+    pid = os.getpid() if pid is None else pid
+    found = []
+    for proc in Path("/proc").iterdir():
+        try:
+            fields = (proc / "stat").read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if int(fields[1]) == pid:
+            found.append(int(proc.name))
+    return found
 
 
 def test_a_worker_that_dies_fails_the_check_and_leaves_no_worker(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A worker killed while it holds files: the check raises a clear error instead of
-    returning the other workers' findings as if every file had been checked."""
+    returning the other workers' findings as if every file had been checked; closing
+    reaps every worker, the first one and those it forked."""
     import signal
+    import time
 
     from memwarden.git.repo import open_repo
     from memwarden.git.source import WorktreeSource
@@ -458,20 +473,28 @@ def test_a_worker_that_dies_fails_the_check_and_leaves_no_worker(
     source = WorktreeSource(root, repo, None)
     rules = [r for r in registry.check_rules() if r.scope == registry.FILE and r.check]
     monkeypatch.setattr(engine, "LARGE_INDEX_BYTES", 0)
-    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    monkeypatch.setattr(os, "cpu_count", lambda: 3)
     pending = list(source.all_entries().values())
-    workers = engine._Workers.early(source, parse_config(None), None, rules)
-    assert workers is not None
-    try:
-        assert sorted(r.path for r in workers.run(pending)) == sorted(e.path for e in pending)
-        os.kill(workers.procs[0].pid, signal.SIGKILL)
-        workers.procs[0].join()
-        with pytest.raises(MemwardenError, match="stopped before finishing"):
-            list(workers.run(pending))
-    finally:
-        workers.close()
-    workers.close()  # twice is fine
-    assert not multiprocessing.active_children()
+    for victim in ("first", "forked"):
+        workers = engine._Workers.early(source, parse_config(None), None, rules)
+        assert workers is not None and workers.first
+        try:
+            deadline = time.monotonic() + 60
+            while len(_children(workers.first)) < 2 and time.monotonic() < deadline:
+                time.sleep(0.01)
+            forked = _children(workers.first)
+            assert len(forked) == 2  # three workers: the first and the two it forked
+            os.kill(workers.first if victim == "first" else forked[0], signal.SIGKILL)
+            with pytest.raises(MemwardenError, match="stopped before finishing"):
+                list(workers.run(pending * 40))
+        finally:
+            workers.close()
+        workers.close()  # twice is fine
+        assert not _children()
+        if victim == "forked":  # the first worker reaped them: none is left, not even a zombie
+            for pid in forked:
+                with pytest.raises(ProcessLookupError):
+                    os.kill(pid, 0)
 
 
 def test_findings_infos_and_entries_behave_as_frozen_dataclasses() -> None:
