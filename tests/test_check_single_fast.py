@@ -539,3 +539,45 @@ def test_worker_chunks_hold_every_file_once_and_shrink(n: int, workers: int) -> 
     sizes = [len(c) for c in chunks]
     assert all(sizes) and sizes == sorted(sizes, reverse=True)
     assert max(sizes, default=0) <= max(engine.MIN_CHUNK, n // (4 * workers))
+
+
+def test_cold_listing_sees_every_kind_as_the_stat_listing_does(tmp_path: Path) -> None:
+    """The first listing of a repository (no stat cache) takes kinds from its directory
+    walk instead of an lstat per file: symlinks, FIFOs, nested repositories, untracked
+    and deleted files come out as the lstat listing gives them (the executable bit aside:
+    no rule reads it), and a check finds the same either way."""
+    from memwarden.git.repo import MODE_EXEC, MODE_FILE, open_repo
+    from memwarden.git.source import WorktreeSource
+
+    root = _repo(tmp_path)
+    (root / "memory" / "alice" / "decisions.md").write_text("# Decisions\n")  # untracked
+    (root / "memory" / "bob" / "notes.txt").unlink()  # tracked, deleted
+    (root / "memory" / "alice" / "changelog.md").symlink_to("/etc/hostname")
+    os.mkfifo(root / "memory" / "alice" / "snapshot.md.tmp")
+    os.mkfifo(root / "memory" / "bob" / "open_loops.md")
+    nested = root / "memory" / "bob" / "runs"
+    nested.mkdir()
+    git(nested, "init", "-q")
+    os.chmod(root / "memory" / "bob" / "facts.md", 0o755)
+    repo = open_repo(root)
+    assert repo is not None
+    cache = root / ".git" / "memwarden"
+    cold_source = WorktreeSource(root, repo, cache)
+    assert cold_source.stats.cold
+    cold = cold_source.all_entries()
+    (cache / "stat").mkdir(parents=True)
+    warm_source = WorktreeSource(root, repo, cache)
+    assert not warm_source.stats.cold
+    warm = warm_source.all_entries()
+
+    def kinds(entries: dict) -> dict[str, int]:
+        return {p: MODE_FILE if e.mode == MODE_EXEC else e.mode for p, e in entries.items()}
+
+    assert kinds(cold) == kinds(warm)
+    assert {"memory/alice/changelog.md", "memory/bob/open_loops.md", "memory/bob/runs",
+            "memory/alice/decisions.md"} <= set(cold)
+    assert "memory/bob/notes.txt" not in cold
+    shutil.rmtree(cache)
+    first = _check(root, [])
+    assert _check(root, []) == first  # warm: the stat listing
+    assert first[0] == 1 and "MW502" in first[1]
