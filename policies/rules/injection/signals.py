@@ -38,6 +38,7 @@ from memwarden.policies.rules.injection.common import (
     _quote,
     lazy_in,
 )
+from memwarden.policies.rules.injection.scorer import GATE_KEYS
 from memwarden.policies.rules.injection.signal_patterns import PATTERNS
 
 _lazy = lazy_in(globals())
@@ -84,7 +85,11 @@ def warm() -> None:
 
 _ALL = [(rule_id, spec, i) for rule_id, table in PATTERNS.items()
         for i, (_, _, spec, _) in enumerate(table)]
+# The scorer's gate (scorer.GATE_KEYS) rides on the same key search as a pattern of its
+# own that signals() never runs: the scanner hands its offsets to the scorer.
+_ALL.append(("MW313", "gate:" + "|".join(GATE_KEYS), 0))
 _INDEX = {(rule_id, i): n for n, (rule_id, _, i) in enumerate(_ALL)}
+GATE = _INDEX["MW313", 0]  # the scorer's gate in the key occurrences (see _occurrences)
 
 
 @functools.cache
