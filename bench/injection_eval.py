@@ -617,38 +617,45 @@ class Fold:
     dropped: int  # training samples dropped as copies of the fold's text
     threshold: float
     calib: list[float]  # best score per calibration entry, highest first
+    fp: dict[str, tuple[int, int]]  # benign report source -> (entries it flags, entries)
 
 
-def scorer_views(scored: list[Scored], cache: Path) -> list[Fold]:
+def scorer_views(scored: list[Scored], cache: Path,
+                 benign: list[tuple[str, list[tuple[str, str]]]] | None = None) -> list[Fold]:
     """Train a scorer per attack source on every other source (leave-one-source-out,
     view "loso") and one on the dev sources only (view "dev-trained", scoring the
     held-out sources); record in each Scored whether its fold's scorer flags it. Each
-    fold's threshold is chosen on the benign calibration split, its training set loses
-    the copies of the fold's text, and the benign Markdown of the fold's own wheel."""
+    fold's threshold is chosen on the benign calibration split, and its training set
+    loses the copies of the fold's text (train_injection_scorer.drop_copies)."""
     import train_injection_scorer as tr  # noqa: PLC0415 (it imports this module)
 
-    benign = tr.benign_pool(cache)
+    pool = tr.benign_pool(cache)
+    # the benign report sources' gated units, once: each fold's model is measured on them
+    report = [(name, [tr.units_of(t) for _, t in entries]) for name, entries in benign or []]
     items = [s.attack for s in scored]
     by_src: dict[str, list[Scored]] = defaultdict(list)
     for s in scored:
         by_src[s.attack.source].append(s)
     folds = []
-    plan = [(src, "loso", xs, [a for a in items if a.source != src],
-             frozenset({tr.WHEEL_OF.get(src, "")})) for src, xs in sorted(by_src.items())]
+    plan = [(src, "loso", xs, [a for a in items if a.source != src])
+            for src, xs in sorted(by_src.items())]
     held = [s for s in scored if s.attack.split == HELD]
     if held:
-        plan.append(("held-out", "dev-trained", held, [a for a in items if a.split == DEV],
-                     frozenset(tr.WHEEL_OF.get(s.attack.source, "") for s in held)))
-    for src, view, xs, train, wheels in plan:
+        plan.append(("held-out", "dev-trained", held, [a for a in items if a.split == DEV]))
+    for src, view, xs, train in plan:
         train, dropped = tr.drop_copies(train, [s.attack for s in xs])
         best: list[float] = []
-        model = tr.fit(train, benign, wheels, best)
+        model = tr.fit(train, pool, best)
+        fp = {}
+        for name, entries in report:
+            hit = sum(any(model.score(u) >= model.threshold for u in us) for us in entries)
+            fp[name] = (hit, len(entries))
         for s in xs:
             top = max((model.score(u) for u in s.units), default=-1e9)
             s.scorer[view] = top >= model.threshold
             for t in TARGETS:
                 s.scorer[f"{view}@{t}"] = top >= tr.threshold_at(best, t)
-        folds.append(Fold(src, len(train), dropped, model.threshold, best))
+        folds.append(Fold(src, len(train), dropped, model.threshold, best, fp))
     return folds
 
 
@@ -679,10 +686,16 @@ def print_scorer_views(scored: list[Scored], folds: list[Fold]) -> None:
         if xs:
             print(row(f"{split} | **all {split}**", xs, "loso"))
     print(row("all | **all sources (pooled LOSO)**", scored, "loso"))
-    print("\n| fold (source left out) | attack samples trained on | training copies dropped "
-          "| threshold |\n| --- | ---: | ---: | ---: |")
+    names = list(folds[0].fp) if folds else []
+    print("\nEach fold's scorer on the benign report sources (entries it alone would warn "
+          "on: a unit at or above the fold's threshold):\n")
+    print("| fold (source left out) | attack samples trained on | training copies dropped "
+          "| threshold | " + " | ".join(names) + " |")
+    print("| --- | ---: | ---: | ---: |" + " ---: |" * len(names))
     for f in folds:
-        print(f"| {f.source} | {f.trained_on} | {f.dropped} | {f.threshold:.3f} |")
+        cells = [f"{a} ({pct(a, b)})" for a, b in f.fp.values()]
+        print(f"| {f.source} | {f.trained_on} | {f.dropped} | {f.threshold:.3f} | "
+              + " | ".join(cells) + " |")
     print("\n### Per class (leave-one-source-out)\n")
     print(head.replace("| split | source |", "| split | source | class |")
           .replace("| --- | --- |", "| --- | --- | --- |"))
@@ -908,14 +921,17 @@ def main(argv: list[str] | None = None) -> int:
     items = [a for a in attacks(args.cache, args.keep_copies) if args.split in ("all", a.split)]
     scored = score_attacks(items, benign_files())
     print_attacks(scored, args.misses)
+    benign = None
+    if not args.no_benign:
+        dirs = args.benign_dir or [d for d in DEFAULT_BENIGN_DIRS if d.is_dir()]
+        benign = benign_sources(dirs, args.cache)
     if not args.no_loso and list(args.cache.glob("*.whl")):
-        print_scorer_views(scored, scorer_views(scored, args.cache))
+        print_scorer_views(scored, scorer_views(scored, args.cache, benign))
     verb = "kept" if args.keep_copies else "dropped"
     print(f"\nHeld-out samples that are near copies of a dev sample ({verb}): "
           + (", ".join(f"{k} {v}" for k, v in sorted(DROPPED.items())) or "none"))
-    if not args.no_benign:
-        dirs = args.benign_dir or [d for d in DEFAULT_BENIGN_DIRS if d.is_dir()]
-        print_benign(benign_sources(dirs, args.cache), args.show_benign)
+    if benign is not None:
+        print_benign(benign, args.show_benign)
     return 0
 
 

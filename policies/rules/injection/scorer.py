@@ -38,11 +38,11 @@ GATE_KEYS = (
     "you$", "your$", "you're$", "you’re$", "yourself$", "you'll$", "you’ll$", "you've$",
     "ai$", "assistant", "chatbot", "chatgpt", "gpt", "llm$", "llms$", "prompt", "jailbr",
     "instruction", "ignore", "disregard", "pretend", "roleplay", "role-play", "persona",
-    "uncensored", "unfiltered", "unrestricted", "dan$", "model", "bot$", "system",
+    "uncensored", "unfiltered", "unrestricted", "dan$", "bot$", "system",
     "send$", "forward$", "email$", "e-mail$", "transfer$", "password", "secret", "credential",
     "api key", "todo", "must$", "always$", "never$", "please$", "immediately$", "important",
     "urgent", "reply$", "respond$", "answer$", "output$", "print$", "reveal", "repeat$",
-    "execute$", "curl$", "delete$", "user$", "users$", "tool$", "tools$", "call$", "instead$",
+    "execute$", "curl$", "delete$", "user$", "users$", "call$", "instead$",
     "override", "forget$", "should$", "tell$", "say$", "ethical", "rules$",
     "надішли", "відправ", "пароль", "паролі", "секрет", "завжди$", "ніколи$", "будь ласка",
     "відповідай", "виведи", "покажи", "забудь", "модель", "систем", "користувач",
@@ -55,6 +55,7 @@ GATE_KEYS = (
 )
 
 _WORD = re.compile(r"[^\W\d_]+|\d+")
+_BLANK = re.compile(r"[ \t\r]*(?:\n|\Z)")
 _LIST_MARK = re.compile(r"[ \t>]*(?:[-*+][ \t]|\d{1,9}[.)][ \t]|#|\||```|~~~)")
 # An entry longer than this is scored in windows of this many characters (each window a
 # unit of its own), so one huge paragraph costs the same per character as many small ones.
@@ -200,26 +201,32 @@ def loads(data: bytes) -> Model:
 _LOADED: list[Model | ScorerError] = []
 
 
+def _read_model() -> bytes:
+    """The model file's bytes, from the package folder, or through importlib.resources
+    when the package is not a folder (a zip); raises ScorerError."""
+    path = model_path()
+    try:
+        with open(path, "rb") as fh:
+            return fh.read()
+    except OSError as exc:
+        if os.path.isdir(os.path.dirname(path)):  # the folder is there, the file is not
+            raise ScorerError(f"cannot read the model file ({exc.strerror})") from None
+    try:
+        from importlib import resources
+
+        return (resources.files("memwarden.policies").joinpath("pack", "scorer", MODEL_NAME)
+                .read_bytes())
+    except (OSError, ModuleNotFoundError) as exc:
+        raise ScorerError(f"cannot read the model file ({exc})") from None
+
+
 def shipped() -> Model:
     """The shipped model, loaded and verified once per process; raises ScorerError."""
     if not _LOADED:
         try:
-            with open(model_path(), "rb") as fh:
-                data = fh.read()
-        except OSError:
-            try:
-                from importlib import resources
-
-                data = (resources.files("memwarden.policies")
-                        .joinpath("pack", "scorer", MODEL_NAME).read_bytes())
-            except (OSError, ModuleNotFoundError) as exc:
-                _LOADED.append(ScorerError(f"cannot read the model file ({exc})"))
-                data = b""
-        if not _LOADED:
-            try:
-                _LOADED.append(loads(data))
-            except ScorerError as exc:
-                _LOADED.append(exc)
+            _LOADED.append(loads(_read_model()))
+        except ScorerError as exc:
+            _LOADED.append(exc)
     found = _LOADED[0]
     if isinstance(found, ScorerError):
         raise found
@@ -230,9 +237,10 @@ def shipped() -> Model:
 
 
 def _starts_unit(low: str, ls: int) -> bool:
-    """Whether the line at `ls` opens an entry: the text start, after a blank line, a list
-    item, heading, table row or fence, or where a quote begins or ends."""
-    if ls == 0 or _LIST_MARK.match(low, ls):
+    """Whether the line at `ls` opens an entry (or separates two: a blank line): the text
+    start, after a blank line, a list item, heading, table row or fence, or where a quote
+    begins or ends."""
+    if ls == 0 or _LIST_MARK.match(low, ls) or _BLANK.match(low, ls):
         return True
     ps = low.rfind("\n", 0, ls - 1) + 1
     prev = low[ps:ls - 1]

@@ -25,7 +25,9 @@ a word, compiled on first use, and bounded, so the scan is linear in the input
 
 from __future__ import annotations
 
+import bisect
 import functools
+import itertools
 import re
 from collections.abc import Iterator
 
@@ -228,13 +230,22 @@ def signals(text: str, low: str, kind: str, taken: list[Hit], blanked: str | Non
         found = [(m, k) for k in woken[rule_id]
                  for m in _anchored(low, table[k][2], _compiled(rule_id, k),
                                     where[_INDEX[rule_id, k]])]
+        # Whether an error span holds an offset, without a scan of all spans per match (a
+        # text of thousands of errors made that quadratic): the spans known before this
+        # rule by bisection, and this rule's own, whose starts only grow as the matches
+        # are visited in order, by the largest end so far.
+        before = sorted(spans)
+        span_starts = [a for a, _ in before]
+        reach = list(itertools.accumulate((b for _, b in before), max))
+        own_end = -1
         for m, k in sorted(found, key=lambda found: found[0].start()):
             s, e = m.start(), m.end()
             if s > 0 and low[s - 1].isalnum() and low[s].isalnum():
                 continue  # inside a word
             while s < e and low[s] in " \t\n\r":
                 s += 1
-            if (rule_id, s) in starts or any(a <= s < b for a, b in spans):
+            j = bisect.bisect_right(span_starts, s)
+            if (rule_id, s) in starts or s < own_end or (j and reach[j - 1] > s):
                 continue
             ls = _line_start(low, s)
             if sev == WARNING and ls in err_lines:
@@ -249,6 +260,7 @@ def signals(text: str, low: str, kind: str, taken: list[Hit], blanked: str | Non
                          "label": "role/system label", "wrapper": "wrapper tag"}[name]
                 msg = f"{label} {_quote(phrase)} ({what})"
                 spans.append((s, e))
+                own_end = max(own_end, e)
                 err_lines.add(ls)
             else:
                 msg = f"{_MESSAGES[rule_id]}: {_quote(phrase)} ({what})"
