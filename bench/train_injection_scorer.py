@@ -9,9 +9,12 @@ Data (all public, obtainable with pip, plus the repository's own corpus):
   dropped from held-out sources, as there);
 - benign: the Markdown shipped inside the same pinned wheels (READMEs, docs), the own benign
   memory files (bench/injection_corpus/benign/, en/uk/ru) and the benign near-miss sets of
-  spikee, agent-injection-bench and agentprobe. Benign data is split by a hash of its name:
-  quarters 0-1 fit the weights, quarter 2 chooses the threshold, quarter 3 is never used
-  here (the evaluation reports false positives on it and on sources never trained on).
+  spikee, agent-injection-bench and agentprobe. Benign data is split by a hash of its file
+  name: quarters 0-1 fit the weights, quarter 2 chooses the threshold, quarter 3 is never
+  used here (the evaluation reports false positives on it and on sources never trained
+  on). Our own benign look-alikes (bench/injection_corpus/benign_scorer/: memory lines in
+  the second person, runbook imperatives, facts about assistants and prompts) are always
+  fitted on and never reported.
 
 A training example is one gated unit (scorer.gated_units over the keys the scanner finds),
 exactly what the rule scores at run time. The model: logistic regression over binary
@@ -44,7 +47,7 @@ MIN_DF = 2
 EPOCHS = 8
 L2 = 1e-4
 SEED = 13
-FP_TARGET = 0.015  # share of calibration benign entries the threshold lets through
+FP_TARGET = 0.01  # share of calibration benign entries the threshold lets through
 KEEP = 0.02  # weights smaller than this are dropped from the shipped file
 
 
@@ -91,6 +94,12 @@ def benign_pool(cache: Path) -> list[tuple[str, str, str]]:
         for fname, text in files[lang]:
             out += [(f"own memory ({lang})", f"{lang}/{fname}#{i}", b)
                     for i, b in enumerate(ev.blocks(text))]
+    # Our own benign look-alikes (second person, imperatives, the model's nouns in facts),
+    # written for training: always fitted on, never reported.
+    for lang in ev.LANGS:
+        text = (LOOKALIKES / f"{lang}.md").read_text("utf-8")
+        out += [(LOOKALIKE, f"lookalike/{lang}#{i}", b)
+                for i, b in enumerate(ev.blocks(text)) if b.startswith("- ")]
     for group, rows in (("spikee near-miss", spikee_benign(cache)),
                         ("agent-injection-bench controls", aib_benign(cache)),
                         ("agentprobe benign e-mails", agentprobe_benign(cache))):
@@ -127,6 +136,8 @@ def drop_copies(train: list[ev.Attack], fold: list[ev.Attack]) -> tuple[list[ev.
 
 
 LEXICON_FILE = HERE / "injection_corpus" / "scorer_lexicon.txt"
+LOOKALIKES = HERE / "injection_corpus" / "benign_scorer"
+LOOKALIKE = "own benign look-alikes"
 
 
 def lexicon() -> scorer.Lexicon:
@@ -205,8 +216,8 @@ def fit(attacks: list[ev.Attack], benign: list[tuple[str, str, str]],
     only push the fold's attack vocabulary down, never up."""
     pos = [u for a in attacks for u in units_of(a.text)]
     neg, calib = [], []
-    for _, name, text in benign:
-        p = part(name)
+    for group, name, text in benign:
+        p = 0 if group == LOOKALIKE else part(name)
         if p == 3:
             continue
         us = units_of(text)

@@ -31,9 +31,10 @@ MODEL_NAME = "injection_scorer.json"
 FORMAT = "memwarden-injection-scorer 1"
 
 # Gate keys, as the signal keys are written: a word prefix, `$` when it must end the word.
-# Chosen on the dev sources and the generated benchmark repository (see
-# bench/train_injection_scorer.py --gate-report): words that attacks address the model with
-# and that ordinary memory seldom holds.
+# Chosen from the dev sources and the generated 1,000-agent benchmark repository: words
+# that attacks address the model with and that ordinary memory seldom holds. Bare
+# imperatives common in runbooks ("print", "call", "delete", "tell") are not keys: a line
+# that uses them on the model holds a key anyway ("print your ...").
 GATE_KEYS = (
     "you$", "your$", "you're$", "you’re$", "yourself$", "you'll$", "you’ll$", "you've$",
     "ai$", "assistant", "chatbot", "chatgpt", "gpt", "llm$", "llms$", "prompt", "jailbr",
@@ -41,13 +42,12 @@ GATE_KEYS = (
     "uncensored", "unfiltered", "unrestricted", "dan$", "bot$", "system",
     "send$", "forward$", "email$", "e-mail$", "transfer$", "password", "secret", "credential",
     "api key", "todo", "must$", "always$", "never$", "please$", "immediately$", "important",
-    "urgent", "reply$", "respond$", "answer$", "output$", "print$", "reveal", "repeat$",
-    "execute$", "curl$", "delete$", "user$", "users$", "call$", "instead$",
-    "override", "forget$", "should$", "tell$", "say$", "ethical", "rules$",
+    "urgent", "reply$", "respond$", "answer$", "reveal", "user$", "users$", "instead$",
+    "override", "forget$", "should$", "ethical",
     "надішли", "відправ", "пароль", "паролі", "секрет", "завжди$", "ніколи$", "будь ласка",
-    "відповідай", "виведи", "покажи", "забудь", "модель", "систем", "користувач",
+    "відповідай", "забудь", "модель", "систем", "користувач", "помічни",
     "отправь", "перешли", "пароли", "всегда$", "никогда$", "пожалуйста$", "отвечай",
-    "выведи", "пользовател",
+    "пользовател", "помощни",
     "ти$", "ви$", "тобі$", "вам$", "тебе$", "твій$", "твоя$", "твоє$", "твої$", "ваш",
     "асистент", "промпт", "інструкц", "ігнор", "ші$",
     "ты$", "вы$", "тебе$", "тебя$", "твой$", "твоя$", "твоё$", "твое$", "твои$", "вас$",
