@@ -201,6 +201,12 @@ def _anchored(low: str, spec: str, regex: re.Pattern[str],
                 yield m
 
 
+def _covered(starts: list[int], reach: list[int], s: int) -> bool:
+    """Whether one of the spans (sorted starts, running maximum of their ends) holds s."""
+    j = bisect.bisect_right(starts, s)
+    return bool(j) and reach[j - 1] > s
+
+
 def signals(text: str, low: str, kind: str, taken: list[Hit], blanked: str | None = None,
             where: dict[int, list[int]] | None = None) -> Iterator[Hit]:
     """The hits of the broader error patterns and of the warning families in `text` (`low`
@@ -234,9 +240,14 @@ def signals(text: str, low: str, kind: str, taken: list[Hit], blanked: str | Non
         # text of thousands of errors made that quadratic): the spans known before this
         # rule by bisection, and this rule's own, whose starts only grow as the matches
         # are visited in order, by the largest end so far.
-        before = sorted(spans)
-        span_starts = [a for a, _ in before]
-        reach = list(itertools.accumulate((b for _, b in before), max))
+        if not found:
+            continue
+        span_starts: list[int] = []
+        reach: list[int] = []
+        if spans:
+            before = sorted(spans)
+            span_starts = [a for a, _ in before]
+            reach = list(itertools.accumulate((b for _, b in before), max))
         own_end = -1
         for m, k in sorted(found, key=lambda found: found[0].start()):
             s, e = m.start(), m.end()
@@ -244,8 +255,8 @@ def signals(text: str, low: str, kind: str, taken: list[Hit], blanked: str | Non
                 continue  # inside a word
             while s < e and low[s] in " \t\n\r":
                 s += 1
-            j = bisect.bisect_right(span_starts, s)
-            if (rule_id, s) in starts or s < own_end or (j and reach[j - 1] > s):
+            if (rule_id, s) in starts or s < own_end or (
+                    span_starts and _covered(span_starts, reach, s)):
                 continue
             ls = _line_start(low, s)
             if sev == WARNING and ls in err_lines:
