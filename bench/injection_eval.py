@@ -35,10 +35,12 @@ import time
 import zipfile
 from collections import defaultdict
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from memwarden.policies.rules.injection import findings_for, scan
+from memwarden.policies.rules.injection.scorer import gated_units
+from memwarden.policies.rules.injection.signals import GATE, _occurrences
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from injection_sources import (  # noqa: E402 (a sibling module of this script)
@@ -557,10 +559,13 @@ def near_copy(text: str, shingles: set[tuple[str, ...]]) -> bool:
 @dataclass
 class Scored:
     attack: Attack
-    any: bool
+    any: bool  # any finding on the sample's lines (the shipped scorer included)
     error: bool
     rules: frozenset[str]
     why: str
+    pattern_any: bool = False  # a finding of MW301-MW312 (the hand-written rules)
+    units: tuple[str, ...] = ()  # gated units MW313 would report on the sample's lines
+    scorer: dict[str, bool] = field(default_factory=dict)  # view -> a fold scorer flags it
 
 
 def score_attacks(items: list[Attack], carriers: dict[str, list[tuple[str, str]]],
@@ -578,8 +583,147 @@ def score_attacks(items: list[Attack], carriers: dict[str, list[tuple[str, str]]
         fs = [f for f in findings_for(text, name, kind_of(name)) if first <= f.line <= last]
         why = fs[0].message[:100] if fs else ""
         out.append(Scored(a, bool(fs), any(f.severity == "error" for f in fs),
-                          frozenset(f.rule for f in fs), why))
+                          frozenset(f.rule for f in fs), why,
+                          any(f.rule != "MW313" for f in fs), scored_units(text, first, last)))
     return out
+
+
+def scored_units(text: str, first: int, last: int) -> tuple[str, ...]:
+    """The gated units of `text` whose MW313 finding would be reported on lines
+    first..last (lower-cased): what a scorer trained in a fold gets to see."""
+    low = text.lower()
+    occ = _occurrences(low).get(GATE)
+    if not occ:
+        return ()
+    out = []
+    for s, e in gated_units(low, occ):
+        unit = low[s:e]
+        lead = len(unit) - len(unit.lstrip(" \t>-*+#"))
+        if first <= low.count("\n", 0, s + lead) + 1 <= last:
+            out.append(unit)
+    return tuple(out)
+
+
+# --------------------------------------------------------------------------- the scorer
+
+
+TARGETS = (0.005, 0.01, 0.015, 0.02, 0.03, 0.05)  # calibration FP shares of the trade-off
+
+
+@dataclass
+class Fold:
+    source: str  # the attack source scored ("held-out" for the dev-trained scorer)
+    trained_on: int  # attack samples trained on
+    dropped: int  # training samples dropped as copies of the fold's text
+    threshold: float
+    calib: list[float]  # best score per calibration entry, highest first
+    fp: dict[str, tuple[int, int]]  # benign report source -> (entries it flags, entries)
+
+
+def scorer_views(scored: list[Scored], cache: Path,
+                 benign: list[tuple[str, list[tuple[str, str]]]] | None = None) -> list[Fold]:
+    """Train a scorer per attack source on every other source (leave-one-source-out,
+    view "loso") and one on the dev sources only (view "dev-trained", scoring the
+    held-out sources); record in each Scored whether its fold's scorer flags it. Each
+    fold's threshold is chosen on the benign calibration split, and its training set
+    loses the copies of the fold's text (train_injection_scorer.drop_copies)."""
+    import train_injection_scorer as tr  # noqa: PLC0415 (it imports this module)
+
+    pool = tr.benign_pool(cache)
+    # the benign report sources' gated units, once: each fold's model is measured on them
+    report = [(name, [tr.units_of(t) for _, t in entries]) for name, entries in benign or []]
+    items = [s.attack for s in scored]
+    by_src: dict[str, list[Scored]] = defaultdict(list)
+    for s in scored:
+        by_src[s.attack.source].append(s)
+    folds = []
+    plan = [(src, "loso", xs, [a for a in items if a.source != src])
+            for src, xs in sorted(by_src.items())]
+    held = [s for s in scored if s.attack.split == HELD]
+    if held:
+        plan.append(("held-out", "dev-trained", held, [a for a in items if a.split == DEV]))
+    for src, view, xs, train in plan:
+        train, dropped = tr.drop_copies(train, [s.attack for s in xs])
+        best: list[float] = []
+        model = tr.fit(train, pool, best)
+        fp = {}
+        for name, entries in report:
+            hit = sum(any(model.score(u) >= model.threshold for u in us) for us in entries)
+            fp[name] = (hit, len(entries))
+        for s in xs:
+            top = max((model.score(u) for u in s.units), default=-1e9)
+            s.scorer[view] = top >= model.threshold
+            for t in TARGETS:
+                s.scorer[f"{view}@{t}"] = top >= tr.threshold_at(best, t)
+        folds.append(Fold(src, len(train), dropped, model.threshold, best, fp))
+    return folds
+
+
+def print_scorer_views(scored: list[Scored], folds: list[Fold]) -> None:
+    def row(label: str, xs: list[Scored], view: str) -> str:
+        n = len(xs)
+        r = sum(x.pattern_any for x in xs)
+        both = sum(x.pattern_any or x.scorer.get(view, False) for x in xs)
+        only = both - r
+        e = sum(x.error for x in xs)
+        um = [x for x in xs if x.attack.unambiguous]
+        ue = f"{sum(x.error for x in um)}/{len(um)}" if um else "-"
+        return (f"| {label} | {n} | {r} ({pct(r, n)}) | {both} ({pct(both, n)}) | +{only} | "
+                f"{e} ({pct(e, n)}) | {ue} |")
+
+    head = ("| split | source | samples | rules MW301-312 (any) | rules + fold scorer (any) "
+            "| scorer adds | at error | marker-bearing at error |\n"
+            "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |")
+    print("\n## Leave-one-source-out: rules + a scorer trained without the source\n")
+    print(head)
+    by = defaultdict(list)
+    for s in scored:
+        by[(s.attack.split, s.attack.source)].append(s)
+    for (split, src), xs in sorted(by.items()):
+        print(row(f"{split} | {src}", xs, "loso"))
+    for split in (HELD, DEV):
+        xs = [s for s in scored if s.attack.split == split]
+        if xs:
+            print(row(f"{split} | **all {split}**", xs, "loso"))
+    print(row("all | **all sources (pooled LOSO)**", scored, "loso"))
+    names = list(folds[0].fp) if folds else []
+    print("\nEach fold's scorer on the benign report sources (entries it alone would warn "
+          "on: a unit at or above the fold's threshold):\n")
+    print("| fold (source left out) | attack samples trained on | training copies dropped "
+          "| threshold | " + " | ".join(names) + " |")
+    print("| --- | ---: | ---: | ---: |" + " ---: |" * len(names))
+    for f in folds:
+        cells = [f"{a} ({pct(a, b)})" for a, b in f.fp.values()]
+        print(f"| {f.source} | {f.trained_on} | {f.dropped} | {f.threshold:.3f} | "
+              + " | ".join(cells) + " |")
+    print("\n### Per class (leave-one-source-out)\n")
+    print(head.replace("| split | source |", "| split | source | class |")
+          .replace("| --- | --- |", "| --- | --- | --- |"))
+    byc = defaultdict(list)
+    for s in scored:
+        byc[(s.attack.split, s.attack.source, s.attack.cls)].append(s)
+    for (split, src, cls), xs in sorted(byc.items()):
+        print(row(f"{split} | {src} | {cls}", xs, "loso"))
+    held = [s for s in scored if s.attack.split == HELD]
+    if held:
+        print("\n## Held-out sources: rules + a scorer trained on the dev sources only\n")
+        print(head)
+        byh = defaultdict(list)
+        for s in held:
+            byh[s.attack.source].append(s)
+        for src, xs in sorted(byh.items()):
+            print(row(f"held-out | {src}", xs, "dev-trained"))
+        print(row("held-out | **all held-out**", held, "dev-trained"))
+    print("\n## Trade-off: the threshold's calibration false-positive share\n")
+    print("| calibration FP share | pooled LOSO (any) | held-out, LOSO (any) "
+          "| held-out, dev-trained scorer (any) |\n| ---: | ---: | ---: | ---: |")
+    for t in TARGETS:
+        cells = []
+        for xs, view in ((scored, "loso"), (held, "loso"), (held, "dev-trained")):
+            n = len(xs)
+            k = sum(x.pattern_any or x.scorer.get(f"{view}@{t}", False) for x in xs)
+            cells.append(f"{k}/{n} ({pct(k, n)})")
+        print(f"| {100 * t:.1f}% | " + " | ".join(cells) + " |")
 
 
 # --------------------------------------------------------------------------- benign sources
@@ -602,21 +746,32 @@ def site_markdown() -> list[tuple[str, str]]:
 def benign_sources(dirs: list[Path], cache: Path) -> list[tuple[str, list[tuple[str, str]]]]:
     """(source, [(name, entry text)]): the unit of a benign sample is one entry (list item,
     paragraph, table row, fenced block), the unit memory is written in."""
+    import train_injection_scorer as tr  # noqa: PLC0415 (it imports this module)
+
     files = benign_files()
     out = []
+    # The parts of the scorer's benign pool: only the report split (never trained on, never
+    # used for a threshold) is reported.
     for lang in LANGS:
-        out.append((f"own memory ({lang})", [(n, b) for n, t in files[lang] for b in blocks(t)]))
+        out.append((f"own memory ({lang}, report split)",
+                    [(n, b) for n, t in files[lang] for b in blocks(t)
+                     if tr.part(f"{lang}/{n}") == 3]))
+    out.append(("pinned wheels' Markdown (report split)",
+                [(n, b) for _, n, b in tr.wheel_markdown(cache) if tr.part(n) == 3]))
     for root in dirs:
         docs = markdown_dir(root)
         out.append((f"Markdown in {root}", [(n, b) for n, t in docs for b in blocks(t)]))
     out.append(("site-packages *.md", [(n, b) for n, t in site_markdown() for b in blocks(t)]))
     out.append(("installed READMEs", [(n, b) for n, t in readmes() for b in blocks(t)]))
-    for name, near in (("spikee near-miss (fp sets)", spikee_benign(cache)),
-                       ("agent-injection-bench controls", aib_benign(cache)),
-                       ("agentprobe benign e-mails", agentprobe_benign(cache)),
-                       ("ipi_coding_agent benign scenarios (held-out)", ipi_benign(cache))):
+    for name, near in (("spikee near-miss (fp sets, report split)", spikee_benign(cache)),
+                       ("agent-injection-bench controls (report split)", aib_benign(cache)),
+                       ("agentprobe benign e-mails (report split)", agentprobe_benign(cache))):
+        near = [(n, t) for n, t in near if tr.part(n.replace("#", "/")) == 3]
         if near:
             out.append((name, near))
+    held = ipi_benign(cache)  # never trained on
+    if held:
+        out.append(("ipi_coding_agent benign scenarios (held-out)", held))
     return out
 
 
@@ -640,10 +795,12 @@ def readmes() -> list[tuple[str, str]]:
     return sorted(out.items())
 
 
-def score_benign(entries: list[tuple[str, str]]) -> tuple[int, int, int, int, int, list[str]]:
-    """(entries, bytes, with an error, with a new warning MW309-312, with any finding,
-    examples of new warnings and errors)."""
-    n = size = err = warn = anyf = 0
+def score_benign(entries: list[tuple[str, str]]
+                 ) -> tuple[int, int, int, int, int, int, int, list[str]]:
+    """(entries, bytes, with an error, with a new warning MW309-312, with an MW313
+    warning, with a warning MW309-313, with any finding, examples of new warnings and
+    errors)."""
+    n = size = err = warn = sc = both = anyf = 0
     examples = []
     for name, text in entries:
         n += 1
@@ -651,12 +808,15 @@ def score_benign(entries: list[tuple[str, str]]) -> tuple[int, int, int, int, in
         fs = findings_for(text, name, "facts")
         e = [f for f in fs if f.severity == "error"]
         w = [f for f in fs if f.rule in NEW_WARNINGS]
+        m = [f for f in fs if f.rule == "MW313" and f.severity == "warning"]
         err += bool(e)
         warn += bool(w)
+        sc += bool(m)
+        both += bool(w or m)
         anyf += bool(fs)
-        for f in (e + w)[:1]:
+        for f in (e + w + m)[:1]:
             examples.append(f"{f.rule} {name}: {f.message[:110]}")
-    return n, size, err, warn, anyf, examples
+    return n, size, err, warn, sc, both, anyf, examples
 
 
 # --------------------------------------------------------------------------- report
@@ -679,7 +839,8 @@ def print_attacks(scored: list[Scored], show_misses: bool) -> None:
         um = [x for x in xs if x.attack.unambiguous]
         ue = f"{sum(x.error for x in um)}/{len(um)}" if um else "-"
         print(f"| {split} | {src} | {cls} | {n} | {a} ({pct(a, n)}) | {e} ({pct(e, n)}) | {ue} |")
-    print("\n## Attacks per source (leave-one-source-out view)\n")
+    print("\n## Attacks per source (rules + the shipped scorer; the shipped scorer was "
+          "trained on every source, so its part is in-sample here)\n")
     print("| split | source | samples | flagged (any) | at error | marker-bearing at error |")
     print("| --- | --- | ---: | ---: | ---: | ---: |")
     groups = defaultdict(list)
@@ -707,22 +868,25 @@ def print_attacks(scored: list[Scored], show_misses: bool) -> None:
 
 def print_benign(sources: list[tuple[str, list[tuple[str, str]]]], show: int) -> None:
     print("\n## Benign samples (one entry = one sample)\n")
-    print("| source | entries | MB | with an error | with a new warning (MW309-312) "
-          "| with any finding |")
-    print("| --- | ---: | ---: | ---: | ---: | ---: |")
+    print("| source | entries | MB | with an error | with a warning MW309-312 "
+          "| with an MW313 warning (scorer) | with a warning MW309-313 | with any finding |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     listed = []
-    others = [0, 0, 0, 0, 0]
+    others = [0] * 7
     for name, entries in sources:
-        n, size, err, warn, anyf, ex = score_benign(entries)
+        *counts, ex = score_benign(entries)
+        n, size, err, warn, sc, both, anyf = counts
         print(f"| {name} | {n} | {size / 1e6:.2f} | {err} ({pct(err, n)}) | "
-              f"{warn} ({pct(warn, n)}) | {anyf} ({pct(anyf, n)}) |")
+              f"{warn} ({pct(warn, n)}) | {sc} ({pct(sc, n)}) | {both} ({pct(both, n)}) | "
+              f"{anyf} ({pct(anyf, n)}) |")
         if "held-out" not in name:  # held-out texts are never printed
             listed += [f"[{name}] {x}" for x in ex[:show]]
         if not name.startswith("own "):
-            others = [a + b for a, b in zip(others, (n, size, err, warn, anyf), strict=True)]
-    n, size, err, warn, anyf = others
+            others = [a + b for a, b in zip(others, counts, strict=True)]
+    n, size, err, warn, sc, both, anyf = others
     print(f"| all written by others | {n} | {size / 1e6:.2f} | {err} ({pct(err, n)}) | "
-          f"{warn} ({pct(warn, n)}) | {anyf} ({pct(anyf, n)}) |")
+          f"{warn} ({pct(warn, n)}) | {sc} ({pct(sc, n)}) | {both} ({pct(both, n)}) | "
+          f"{anyf} ({pct(anyf, n)}) |")
     if show:
         print("\n### Benign findings (errors and new warnings, first few per source)\n")
         for x in listed:
@@ -746,6 +910,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--show-benign", type=int, default=0,
                     help="list this many benign findings per source")
     ap.add_argument("--no-benign", action="store_true")
+    ap.add_argument("--no-loso", action="store_true",
+                    help="skip training the leave-one-source-out scorers (about 2 minutes)")
     args = ap.parse_args(argv)
     if args.fetch:
         fetch(args.cache)
@@ -753,13 +919,19 @@ def main(argv: list[str] | None = None) -> int:
         speed(args.mb, args.repeats, args.benign_dir)
         return 0
     items = [a for a in attacks(args.cache, args.keep_copies) if args.split in ("all", a.split)]
-    print_attacks(score_attacks(items, benign_files()), args.misses)
+    scored = score_attacks(items, benign_files())
+    print_attacks(scored, args.misses)
+    benign = None
+    if not args.no_benign:
+        dirs = args.benign_dir or [d for d in DEFAULT_BENIGN_DIRS if d.is_dir()]
+        benign = benign_sources(dirs, args.cache)
+    if not args.no_loso and list(args.cache.glob("*.whl")):
+        print_scorer_views(scored, scorer_views(scored, args.cache, benign))
     verb = "kept" if args.keep_copies else "dropped"
     print(f"\nHeld-out samples that are near copies of a dev sample ({verb}): "
           + (", ".join(f"{k} {v}" for k, v in sorted(DROPPED.items())) or "none"))
-    if not args.no_benign:
-        dirs = args.benign_dir or [d for d in DEFAULT_BENIGN_DIRS if d.is_dir()]
-        print_benign(benign_sources(dirs, args.cache), args.show_benign)
+    if benign is not None:
+        print_benign(benign, args.show_benign)
     return 0
 
 

@@ -4,7 +4,8 @@ Memory is loaded into an agent's context raw, so anything that *looks like* a ro
 a chat-template token, an instruction override, hidden text, an exfiltration link, an
 encoded payload or a tool call can steer the next run (errors, MW301-MW308); text that
 speaks to the model - a directive, a new persona, a request for its instructions, an
-order to act on tools or people - is suspicious wherever it appears (warnings, MW309-MW312).
+order to act on tools or people - is suspicious wherever it appears (warnings, MW309-MW312,
+and MW313, a small learned scorer of the entries the patterns leave alone).
 
 What is scanned. Every governed text kind except `config`: memwarden.toml is the human-owned
 place where waivers live and legitimately names rules and fingerprints. Markdown and text
@@ -28,7 +29,8 @@ Waivers live only in memwarden.toml, keyed by the finding's fingerprint: the sha
 offending text itself, so a waiver survives the line moving.
 
 Layout: tables.py (marker lists and trigger finders), markers.py (each family's patterns),
-scanner.py (the passes), signals.py (the warning-level signals), rules.py (registration).
+scanner.py (the passes), signals.py (the warning-level signals), scorer.py (MW313's gate,
+entries and model), rules.py (registration).
 """
 
 from __future__ import annotations

@@ -72,7 +72,8 @@ from memwarden.policies.rules.injection.markers import (
     _url_suspect,
     _waiver_context,
 )
-from memwarden.policies.rules.injection.signals import signals, word_starts
+from memwarden.policies.rules.injection.scorer import hits as scorer_hits
+from memwarden.policies.rules.injection.signals import GATE, _occurrences, signals, word_starts
 from memwarden.policies.rules.injection.signals import warm as _warm_signals
 from memwarden.policies.rules.injection.tables import (
     _QUOTED_VALUE,
@@ -158,7 +159,12 @@ class _Scanner:
         if self.url_marks:
             self._urls()
         self._encoded()
+        if self.keys is None:
+            self.keys = _occurrences(self.low, self.blanked)
         self.hits.extend(signals(text, self.low, self.kind, self.hits, self.blanked, self.keys))
+        gate = self.keys.get(GATE)
+        if gate is not None and self.kind != CONTRACT:
+            self.hits.extend(scorer_hits(text, self.low, gate, self.hits))
         if self.comments:
             self._classify_comments()
         if not self.hits:

@@ -25,7 +25,9 @@ a word, compiled on first use, and bounded, so the scan is linear in the input
 
 from __future__ import annotations
 
+import bisect
 import functools
+import itertools
 import re
 from collections.abc import Iterator
 
@@ -38,6 +40,7 @@ from memwarden.policies.rules.injection.common import (
     _quote,
     lazy_in,
 )
+from memwarden.policies.rules.injection.scorer import GATE_KEYS
 from memwarden.policies.rules.injection.signal_patterns import PATTERNS
 
 _lazy = lazy_in(globals())
@@ -84,7 +87,11 @@ def warm() -> None:
 
 _ALL = [(rule_id, spec, i) for rule_id, table in PATTERNS.items()
         for i, (_, _, spec, _) in enumerate(table)]
+# The scorer's gate (scorer.GATE_KEYS) rides on the same key search as a pattern of its
+# own that signals() never runs: the scanner hands its offsets to the scorer.
+_ALL.append(("MW313", "gate:" + "|".join(GATE_KEYS), 0))
 _INDEX = {(rule_id, i): n for n, (rule_id, _, i) in enumerate(_ALL)}
+GATE = _INDEX["MW313", 0]  # the scorer's gate in the key occurrences (see _occurrences)
 
 
 @functools.cache
@@ -194,6 +201,12 @@ def _anchored(low: str, spec: str, regex: re.Pattern[str],
                 yield m
 
 
+def _covered(starts: list[int], reach: list[int], s: int) -> bool:
+    """Whether one of the spans (sorted starts, running maximum of their ends) holds s."""
+    j = bisect.bisect_right(starts, s)
+    return bool(j) and reach[j - 1] > s
+
+
 def signals(text: str, low: str, kind: str, taken: list[Hit], blanked: str | None = None,
             where: dict[int, list[int]] | None = None) -> Iterator[Hit]:
     """The hits of the broader error patterns and of the warning families in `text` (`low`
@@ -223,13 +236,27 @@ def signals(text: str, low: str, kind: str, taken: list[Hit], blanked: str | Non
         found = [(m, k) for k in woken[rule_id]
                  for m in _anchored(low, table[k][2], _compiled(rule_id, k),
                                     where[_INDEX[rule_id, k]])]
+        # Whether an error span holds an offset, without a scan of all spans per match (a
+        # text of thousands of errors made that quadratic): the spans known before this
+        # rule by bisection, and this rule's own, whose starts only grow as the matches
+        # are visited in order, by the largest end so far.
+        if not found:
+            continue
+        span_starts: list[int] = []
+        reach: list[int] = []
+        if spans:
+            before = sorted(spans)
+            span_starts = [a for a, _ in before]
+            reach = list(itertools.accumulate((b for _, b in before), max))
+        own_end = -1
         for m, k in sorted(found, key=lambda found: found[0].start()):
             s, e = m.start(), m.end()
             if s > 0 and low[s - 1].isalnum() and low[s].isalnum():
                 continue  # inside a word
             while s < e and low[s] in " \t\n\r":
                 s += 1
-            if (rule_id, s) in starts or any(a <= s < b for a, b in spans):
+            if (rule_id, s) in starts or s < own_end or (
+                    span_starts and _covered(span_starts, reach, s)):
                 continue
             ls = _line_start(low, s)
             if sev == WARNING and ls in err_lines:
@@ -244,6 +271,7 @@ def signals(text: str, low: str, kind: str, taken: list[Hit], blanked: str | Non
                          "label": "role/system label", "wrapper": "wrapper tag"}[name]
                 msg = f"{label} {_quote(phrase)} ({what})"
                 spans.append((s, e))
+                own_end = max(own_end, e)
                 err_lines.add(ls)
             else:
                 msg = f"{_MESSAGES[rule_id]}: {_quote(phrase)} ({what})"
