@@ -78,7 +78,7 @@ def evict_facts(text: str, protected: set[str], last_used: dict[str, float],
     # The fewest candidates, in rank order, that bring the file to the target: a binary
     # search (removing whole lines lowers the count), then a step back while one fewer
     # still fits: the answer of removing one by one and re-counting, at log2(n) counts
-    # instead of n (that loop cost 70 ms an eviction).
+    # instead of n.
     fits = {}
     count = PartCounter(encoding)
 

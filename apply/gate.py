@@ -74,7 +74,7 @@ def gate(repo: Repo, ref: str, base: str, config_path: str | None = None,
     eviction itself and reports neither); `merge_base` spares a caller that knows it a
     second history walk; `disk_cache=False` skips reading and rewriting the
     .git/memwarden caches (apply gates a batch of proposals whose blobs are new anyway:
-    4 ms a proposal of cache I/O for nothing)."""
+    cache I/O for nothing)."""
     head = repo.resolve_commit(ref)
     base_tip = repo.resolve_commit(base)
     config = load_config_at(repo, base_tip, config_path)

@@ -577,7 +577,7 @@ def _context_paths(focus: set[str], source: Source) -> list[str]:
             for name in LAYER1:
                 extra.add(f"memory/{info.agent}/{name}")
         contracts = contracts or info.area in ("agents", "registry")
-    if contracts:  # once: a glob per contract was quadratic (4 s on a 1,000-agent root commit)
+    if contracts:  # once: a glob per contract was quadratic
         extra.update(source.glob("agents/*/_agent.md"))
         extra.add("registry.json")
     return sorted(extra - focus)

@@ -21,7 +21,7 @@ COMMIT = "commit"  # produced by commit/trailer checks (later issues)
 FAMILIES = ("limits", "structure", "injection", "paths", "commits", "ownership",
             "transitions", "refs")
 # The families that register FILE or TREE rules (what `memwarden check` runs); the others
-# only hold commit and transition rules, which a check need not import (~3 ms of a hook).
+# only hold commit and transition rules, which a check need not import.
 # tests/test_check_single_fast.py proves every FILE/TREE rule and tree part lives here.
 CHECK_FAMILIES = ("limits", "structure", "injection", "paths")
 

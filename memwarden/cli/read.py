@@ -70,7 +70,7 @@ def read_cmd(agent: str, mode: str, max_tokens: int | None, at: str | None,
 
 def _objects(repo: Any, mode: str) -> Any:
     """What `read` reads objects through: one `git cat-file --batch` process (no pygit2
-    import, ~45 ms less) unless the mode walks history (temporal: the Repo itself)."""
+    import) unless the mode walks history (temporal: the Repo itself)."""
     from contextlib import nullcontext
 
     from memwarden.git.repo import BatchReader

@@ -1,7 +1,7 @@
 """What a hook needs to know of git without opening the repository: file modes, the
 `Entry` of a file, blob ids, and where the repository is. Kept apart from memwarden.git.repo
-(which re-exports all of it): loading that module's ~90 KB of code costs a one-file hook
-run ~1 ms, and the hook opens no repository.
+(which re-exports all of it): a one-file hook need not load that
+module's code, and the hook opens no repository.
 """
 
 from __future__ import annotations

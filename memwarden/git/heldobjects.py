@@ -1,8 +1,8 @@
 """New git objects held in memory during a batch, then stored as ONE pack of deltas.
 
 Why: an apply batch of 1,000 proposals writes ~8,000 objects, among them 1,100 versions of
-a 47 KB `memory/` tree. Written loose, each is zlib-compressed into its own file (~3 s),
-and `git push` then inflates them all again and searches for deltas (~2 s). Held here,
+a 47 KB `memory/` tree. Written loose, each is zlib-compressed into its own file,
+and `git push` then inflates them all again and searches for deltas. Held here,
 libgit2 still computes every id and reads the objects back through this backend; at the
 end they go to disk as one pack in which each new version of a tree or file is a delta
 against the version it replaced (the writer says which: no delta search), so the push

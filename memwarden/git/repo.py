@@ -341,7 +341,7 @@ class Repo:
 
     def _diff_trees(self, a: str | None, b: str | None, prefix: str, out: set[str]) -> None:
         """Add to `out` every path below `prefix` whose blob or mode differs between trees
-        `a` and `b` (None: absent). libgit2's tree diff took 4 ms on a 1,000-agent memory/
+        `a` and `b` (None: absent). libgit2's tree diff walks a whole large memory/
         folder; here equal subtrees are skipped by id and a changed folder is compared
         only outside the bytes both versions share."""
         if a == b:
@@ -432,7 +432,7 @@ class Repo:
         """For each of `commits`: (path, old blob id, new blob id) of every file that differs
         from its first parent (None: absent or not a blob; a root commit against the empty
         tree), from ONE `git diff-tree --stdin` run: git's tree diff in C, for summarising
-        long histories (a Python tree diff of a 1,000-agent memory/ folder costs ~1.5 ms)."""
+        long histories (a Python tree diff per commit of a large memory/ folder adds up)."""
         import subprocess
 
         if not commits:
@@ -512,7 +512,7 @@ class Repo:
         """Commit time of the last change of every line of `path` at `rev`, along first
         parents (main's history is linear): like `git blame --first-parent`, with difflib
         matching lines between the versions of the file. libgit2's blame re-diffs every
-        commit and took 0.5 s on a 2,000-commit history; this reads one tree entry per
+        commit; this reads one tree entry per
         commit and diffs only the versions where the file changed."""
         import difflib
 
@@ -592,7 +592,7 @@ class Repo:
         """A throwaway git dir with this repository's objects (an alternate) and config (an
         include: remotes, credentials, URL rewrites) and hooks, but no refs. `git push`
         matches every refspec against every local ref (O(specs x refs)): a batch pushing
-        1,000 proposal branches from a clone that has them all spent ~0.7 s there."""
+        many proposal branches from a clone that has them all is quadratic there."""
         import shutil
         import tempfile
         from pathlib import Path
@@ -903,7 +903,7 @@ def git_cli(args: list[str], cwd: Path, extra_env: dict[str, str] | None = None)
 
 class BatchReader:
     """The few object reads of a short command (`memwarden read`) through one `git cat-file
-    --batch` process: starting git costs ~4 ms where importing pygit2 costs ~50 ms.
+    --batch` process: starting git costs far less than importing pygit2.
 
     Offers the part of Repo the read side uses (resolve_commit, read_path, entry_at,
     commit_time, cache_dir) with the same answers: replace refs and lazy fetches are off,
@@ -1097,7 +1097,7 @@ def _split_changes(changes: _Changes) -> tuple[_Changes, dict[str, _Changes]]:
 
 def _tree_with(r: Any, tree: Any, changes: _Changes) -> Any:
     """The id of `tree` (None: empty) with `changes` applied, rebuilding only the subtrees
-    on changed paths (an index of the whole tree cost 15 ms a commit on 4,000 files)."""
+    on changed paths (an index of the whole tree costs every commit its size)."""
     import pygit2
 
     files, subdirs = _split_changes(changes)
@@ -1330,7 +1330,7 @@ def _side_bytes(r: Any, entry: Any) -> bytes:
 def patch_bytes(repo: Repo, old: str, new: str) -> int:
     """Size in bytes of the unified diff between two commits (gate JSON `patchBytes`):
     exactly `git diff`'s patch, built file by file from the changed paths, since
-    libgit2's whole-tree diff cost 4 ms a proposal at 1,000 agents."""
+    libgit2's whole-tree diff costs every proposal time in the tree's size."""
     import pygit2
 
     r = repo._repo

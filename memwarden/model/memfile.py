@@ -218,8 +218,8 @@ _YAML: dict[str, Any] = {}
 
 
 def _yaml() -> tuple[Any, type, type]:
-    """(the yaml module, the base loader, our _Loader), built on first use: PyYAML costs
-    ~20 ms to import and most files (and every one-file hook run on a memory file) take the
+    """(the yaml module, the base loader, our _Loader), built on first use: PyYAML is slow
+    to import and most files (and every one-file hook run on a memory file) take the
     plain-block fast path without it."""
     if not _YAML:
         import yaml
@@ -336,7 +336,7 @@ SIMPLE_VALUE_PATTERN = (
     rf'"({_IN_DOUBLE}*)"|\'({_IN_SINGLE}*)\'|(-?(?:0|[1-9][0-9]{{0,17}}))'
     r"|(-?(?:0|[1-9][0-9]{0,8})\.[0-9]{1,9})|([A-Za-z][A-Za-z0-9._/-]*)"
 )
-_SIMPLE_VALUE: re.Pattern[str] | None = None  # compiled on first need (~1.4 ms)
+_SIMPLE_VALUE: re.Pattern[str] | None = None  # compiled on first need
 _SIMPLE_KEY = re.compile(r"([A-Za-z_][A-Za-z0-9_-]*):(?: (.*))?")
 _SIMPLE_ITEM = re.compile(r"  - (.*)")
 _SIMPLE_NESTED = re.compile(r"  ([A-Za-z_][A-Za-z0-9_-]*): (.*)")
@@ -628,7 +628,7 @@ def _plain(value: Any) -> Any:
         return {str(k): _plain(v) for k, v in value.items()}
     if isinstance(value, list):
         return [_plain(v) for v in value]
-    _dt = sys.modules.get("datetime")  # no date exists before it is imported: ~2 ms saved
+    _dt = sys.modules.get("datetime")  # no date exists before it is imported
     if _dt is not None and isinstance(value, _dt.date):
         if isinstance(value, _dt.datetime):
             return value.isoformat().replace("+00:00", "Z")

@@ -1,6 +1,6 @@
 """tiktoken's `encode_ordinary` in Python, for processes that count little text.
 
-Building tiktoken's encoder costs ~0.1 s, most of a one-file hook run, so a process that
+Building tiktoken's encoder costs more than most of a one-file hook run, so a process that
 counts a few thousand pieces does tiktoken's own two steps here instead:
 
 1. split the text with the encoding's pattern (tiktoken's `pat_str`) through the `regex`

@@ -990,7 +990,7 @@ def registry_parts(text: str) -> tuple[Any, JsonProblem | None, dict[Path, tuple
     """registry.json parsed, its key positions and its schema issues (the part of MW207
     that needs no contract). Remembered for the latest text, so a whole-tree check can
     work it out while the workers still check files (see engine.prepare_tree_rules).
-    The positions (a token scan of the whole file, ~40 ms for 1,000 agents) are worked
+    The positions (a token scan of the whole file) are worked
     out only for schema issues here; _RegistryCheck scans when it reports anything else."""
     hit = _REGISTRY_PARTS.get(text)
     if hit is not None:

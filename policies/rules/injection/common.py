@@ -25,7 +25,7 @@ _LINE_BREAK = re.compile(r"\r\n|\r|\n")  # as memwarden.model.memfile.split_line
 
 class Lazy:
     """A module-level regex compiled on first use: most files never reach most of them, and
-    a hook run would pay ~3 ms at import for compiling them all. The first use puts the
+    a hook run would pay at import for compiling them all. The first use puts the
     compiled pattern into the defining module's globals under `name`, so later uses there
     go straight to it; other modules holding the proxy reach the same compiled pattern."""
 
