@@ -231,7 +231,16 @@ class _Workers:
         pipes = [multiprocessing.Pipe() for _ in range(self.size)]
         self.conns: list[Any] = [here for here, _ in pipes]
         ends = [there for _, there in pipes]
-        self.first: int | None = os.fork()
+        try:
+            self.first: int | None = os.fork()
+        except OSError as exc:  # out of processes or memory: nothing started, nothing held
+            for conn in (*self.conns, *ends):
+                conn.close()
+            self.first = None
+            _JOB = None
+            gc.set_threshold(*self._thresholds)
+            gc.unfreeze()
+            raise MemwardenError(f"cannot start the check's worker processes ({exc})") from None
         if self.first == 0:
             _first_worker(self.conns, ends)  # never returns
         for end in ends:

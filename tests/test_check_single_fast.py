@@ -581,3 +581,29 @@ def test_cold_listing_sees_every_kind_as_the_stat_listing_does(tmp_path: Path) -
     first = _check(root, [])
     assert _check(root, []) == first  # warm: the stat listing
     assert first[0] == 1 and "MW502" in first[1]
+
+
+def test_workers_that_cannot_start_are_a_clear_error(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Out of processes (fork fails): the check says so, and nothing is left frozen or open."""
+    import errno
+    import gc
+
+    from memwarden.git.repo import open_repo
+    from memwarden.git.source import WorktreeSource
+    from memwarden.model.config import parse_config
+    from memwarden.model.errors import MemwardenError
+
+    root = _repo(tmp_path)
+    repo = open_repo(root)
+    assert repo is not None
+    source = WorktreeSource(root, repo, None)
+
+    def no_fork() -> int:
+        raise OSError(errno.EAGAIN, "Resource temporarily unavailable")
+
+    monkeypatch.setattr(os, "fork", no_fork)
+    before = gc.get_threshold()
+    with pytest.raises(MemwardenError, match="cannot start the check's worker processes"):
+        engine._Workers(source, [], parse_config(None), None)
+    assert gc.get_threshold() == before and gc.get_freeze_count() == 0
