@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import importlib
 import os
 import subprocess
+import sys
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -64,6 +66,19 @@ def write_files(root: Path, files: Mapping[str, str | bytes]) -> None:
             path.write_bytes(content)
         else:
             path.write_text(content, encoding="utf-8", newline="")
+
+
+BENCH = Path(__file__).resolve().parent.parent / "bench"
+
+
+def bench_module(name: str):
+    """A script of bench/ imported as a module (bench/ is a folder of scripts, not a
+    package): the same module object on every call."""
+    sys.path.insert(0, str(BENCH))
+    try:
+        return importlib.import_module(name)
+    finally:
+        sys.path.remove(str(BENCH))
 
 
 def make_repo(tmp_path: Path, files: Mapping[str, str | bytes], commit: bool = True,

@@ -9,11 +9,10 @@ from __future__ import annotations
 
 import json
 import re
-import sys
 from collections import Counter
-from pathlib import Path
 
 import pytest
+from conftest import bench_module
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -27,7 +26,6 @@ from memwarden.policies.rules.injection import (
     tables,
 )
 
-BENCH = Path(__file__).resolve().parent.parent / "bench"
 KINDS = ("facts", "snapshot", common.CONTRACT)
 
 
@@ -55,17 +53,8 @@ def assert_same(text: str, json_mode: bool = False) -> None:
 # --------------------------------------------------------------------------- the corpus
 
 
-def _eval_module():
-    sys.path.insert(0, str(BENCH))
-    try:
-        import injection_eval
-    finally:
-        sys.path.remove(str(BENCH))
-    return injection_eval
-
-
 def _corpus_texts() -> list[str]:
-    return _eval_module().corpus_texts()
+    return bench_module("injection_eval").corpus_texts()
 
 
 def test_walk_equals_tries_on_the_evaluation_corpus() -> None:
