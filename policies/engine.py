@@ -237,9 +237,7 @@ class _Workers:
             for conn in (*self.conns, *ends):
                 conn.close()
             self.first = None
-            _JOB = None
-            gc.set_threshold(*self._thresholds)
-            gc.unfreeze()
+            self._release()
             raise MemwardenError(f"cannot start the check's worker processes ({exc})") from None
         if self.first == 0:
             _first_worker(self.conns, ends)  # never returns
@@ -250,8 +248,8 @@ class _Workers:
     def early(cls, source: Source, config: Config, cache_dir: str | Path | None,
               rules: list[Rule]) -> _Workers | None:
         """Workers started before the file listing, for a cold check (no findings cached)
-        of a large repository (a large git index): they build the tokenizer and compile
-        the rules' patterns on the other cores while this process lists the files.
+        of a large repository (a large git index): the first one builds the tokenizer and
+        compiles the rules' patterns on another core while this process lists the files.
         None for any other run."""
         if (os.cpu_count() or 1) < 2:
             return None
@@ -307,10 +305,8 @@ class _Workers:
         """Stop the workers (at once: they hold nothing to save); closing twice is fine.
         After a finished run they are exiting already; otherwise the first worker is told
         to stop, and it stops and reaps the others."""
-        import gc
         import signal
 
-        global _JOB
         if self.first is None:
             return
         for conn in self.conns:
@@ -322,6 +318,13 @@ class _Workers:
         except ChildProcessError:
             pass  # reaped already
         self.first = None
+        self._release()
+
+    def _release(self) -> None:
+        """Drop the job and give the collector back its settings."""
+        import gc
+
+        global _JOB
         _JOB = None
         gc.set_threshold(*self._thresholds)
         gc.unfreeze()
