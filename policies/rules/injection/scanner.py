@@ -33,6 +33,7 @@ from memwarden.policies.rules.injection.common import (
     _short,
     lazy_in,
 )
+from memwarden.policies.rules.injection.lookalikes import fold
 from memwarden.policies.rules.injection.markers import (
     _ATTR_RISK,
     _B64_CHARS,
@@ -126,9 +127,13 @@ class _Scanner:
         # exact (no UTF-8 sequence holds an ASCII byte) and a plain memchr, where the same
         # test on Cyrillic text keeps stopping at letters that share the character's low byte.
         self.data = text.encode("utf-8", "surrogatepass") if data is None else data
-        low = text.lower()
-        if len(low) != len(text):  # a few characters (e.g. U+0130) lower-case to two
-            low = "".join(c.lower() if len(c.lower()) == 1 else c for c in text)
+        # Look-alike letters read as plain ones, so every pass sees "ignore" in "ІGNORE"
+        # (lookalikes.py). One character for one: offsets into `plain` are offsets into text.
+        plain = text if text.isascii() else fold(text, self.data)
+        self.plain = plain
+        low = plain.lower()
+        if len(low) != len(plain):  # a few characters (e.g. U+0130) lower-case to two
+            low = "".join(c.lower() if len(c.lower()) == 1 else c for c in plain)
         self.low = low
         self.hits: list[Hit] = []
         self.space_breaks: list[int] = []
@@ -169,8 +174,19 @@ class _Scanner:
             self._classify_comments()
         if not self.hits:
             return []
+        if self.plain is not text:
+            self._mark_folded()
         self.hits.sort(key=lambda h: (h.start, h.rule, h.end))
         return _dedupe(self.hits)
+
+    def _mark_folded(self) -> None:
+        """Say so in each finding whose text was read through look-alike letters: a
+        reviewer who sees `ІGNORE` quoted must learn why it matched "ignore"."""
+        text, plain = self.text, self.plain
+        for i, h in enumerate(self.hits):
+            if text[h.start:h.end] != plain[h.start:h.end]:
+                self.hits[i] = h._replace(
+                    message=h.message + " (spelled with look-alike letters, read as plain ones)")
 
     # ---- word-start triggers: MW303 phrases, MW301 role headers, MW308 ReAct -------------
 

@@ -1,0 +1,147 @@
+"""Look-alike letters: text spelled to slip past the word patterns while reading the same.
+
+The scanner matches words such as "ignore" or "system" letter by letter, so an attacker
+can keep a phrase readable to the model and to a reviewer while no pattern matches it.
+Two such tricks are undone here, before the scanner lower-cases the text:
+
+- compatibility letters: fullwidth (`ｉｇｎｏｒｅ`), mathematical (`𝐢𝐠𝐧𝐨𝐫𝐞`), circled,
+  squared and letterlike (`ℎ`, Roman numeral `Ⅰ`) letters are read as the ASCII letter
+  Unicode says they are drawn from (their NFKC form), when that is one ASCII letter;
+- mixed-script words: a word that mixes Latin, Cyrillic and Greek letters (`ІGNORE` with
+  a Cyrillic І, `Рrоvidе` with Cyrillic Р, о, е, `SΥSTEM` with a Greek Υ, `αӏӏ` with a
+  Greek α and Cyrillic ӏ) is read in the one script its letters can all be read in: in
+  Latin when each Cyrillic and Greek letter has a Latin twin, else in Cyrillic when each
+  Latin letter has a Cyrillic twin (`Пpивiт`); a word that fits neither stays as it is.
+
+A word here is a run of ASCII, Greek and Cyrillic letters. Honest text keeps its
+letters: a word wholly in one script (English, Ukrainian, Russian) is never mixed, and
+words joined by a hyphen, an apostrophe, a digit or a space (`API-ключ`, `3D-модель`,
+`deploy у staging`) are separate words. Out of reach: a word written wholly in
+look-alikes of one other script (all-Cyrillic `ЅУЅТЕМ` is, to this fold, a Cyrillic
+word like any other), and Latin look-alikes without a compatibility form (`ɡ`, `ı`).
+
+Every swap is one character for one character, so offsets into the folded text are
+offsets into the original: findings quote and locate the text as it was written.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import unicodedata
+
+# Twins kept in their case: a capital's twin is a capital (Greek Υ reads as Y, while its
+# small υ reads as u), so this runs before the scanner lower-cases the text.
+TO_LATIN = str.maketrans(
+    "АВЕЅІЈКМНОРСТУХҮӀԚԜ" "аеѕіјорсухүӏԛԝһԁ"  # Cyrillic
+    "ΑΒΕΖΗΙΚΜΝΟΡΤΥΧϹ" "αβεηικνορτυχγϲϳ",  # Greek
+    "ABESIJKMHOPCTYXYIQW" "aesijopcyxylqwhd"
+    "ABEZHIKMNOPTYXC" "abenikvoptuxycj",
+)
+TO_CYRILLIC = str.maketrans(
+    "ABCEHIJKMOPSTXY" "aceijopsxy",
+    "АВСЕНІЈКМОРЅТХУ" "асеіјорѕху",
+)
+
+# A letter that keeps a word from being read in Latin (a Greek or Cyrillic one without a
+# Latin twin), or in Cyrillic (a Latin one without a Cyrillic twin, or a Greek one).
+_GREEK = range(0x370, 0x400)
+_CYRILLIC = range(0x400, 0x530)
+_NO_LATIN_TWIN = re.compile("[" + "".join(
+    chr(c) for c in (*_GREEK, *_CYRILLIC) if c not in TO_LATIN) + "]")
+_NO_CYRILLIC_TWIN = re.compile("[" + "".join(
+    chr(c) for c in (*range(0x41, 0x5B), *range(0x61, 0x7B), *_GREEK)
+    if c not in TO_CYRILLIC) + "]")
+
+# The script of each character, one byte per character, made from the text's UTF-8 by
+# one bytes.translate: continuation bytes are dropped, so byte i stands for character i;
+# an ASCII letter becomes L, the first byte of a Greek character (U+0340 to U+03FF, a few
+# combining marks included) G, of a Cyrillic one (U+0400 to U+053F) C, any other byte a
+# space. Mixed words and their ends are found in these bytes at memchr speed, where a
+# search of the text itself would stop at every letter.
+_SCRIPTS = bytes(
+    ord("L") if chr(b).isascii() and chr(b).isalpha() else
+    ord("G") if 0xCD <= b <= 0xCF else ord("C") if 0xD0 <= b <= 0xD4 else ord(" ")
+    for b in range(256))
+_CONTINUATION = bytes(range(0x80, 0xC0))
+# Two letters of different scripts side by side: every mixed word holds such a pair.
+# Starting with L, a letter rare in Cyrillic text, keeps the search fast there; a second
+# branch, for Greek next to Cyrillic, would make it three times slower, so it is searched
+# for only in a text with Greek letters.
+_MIXED = re.compile(rb"L(?:C|(?<=CL))")
+_MIXED_WITH_GREEK = re.compile(rb"L(?:[CG]|(?<=[CG]L))|G(?:C|(?<=CG))")
+
+# Where compatibility letters live: letterlike symbols and Roman numerals, circled
+# letters, fullwidth letters, mathematical alphanumerics (whose few gaps, such as italic
+# h, are filled by letterlike symbols such as ℎ), squared letters.
+_COMPAT_BLOCKS = ((0x2100, 0x217F), (0x24B6, 0x24E9), (0xFF21, 0xFF5A),
+                  (0x1D400, 0x1D7FF), (0x1F12B, 0x1F189))
+# How the UTF-8 of the last two blocks starts (U+1D000.., U+1F100..U+1F17F): beyond
+# U+FFFF a character class is a list of ranges tried one by one, several times slower
+# than this byte search.
+_COMPAT_ASTRAL = re.compile(rb"\xf0(?:\x9d|\x9f[\x84\x85])")
+
+
+@functools.cache
+def _compat() -> tuple[dict[int, str], re.Pattern[str]]:
+    """The compatibility letters to ASCII, and a pattern finding those below U+10000.
+    Built on first use: some 1,800 NFKC look-ups, which ASCII memory never needs."""
+    table = {}
+    for lo, hi in _COMPAT_BLOCKS:
+        for cp in range(lo, hi + 1):
+            plain = unicodedata.normalize("NFKC", chr(cp))
+            # One ASCII letter or nothing: NFKC also yields "No" for №, "IV" for Ⅳ, "0"
+            # for a bold digit; only a one-for-one letter keeps offsets and reads as text.
+            if len(plain) == 1 and plain.isascii() and plain.isalpha():
+                table[cp] = plain
+    # The letters themselves, not their blocks: `№` and `™`, common in notes, sit there.
+    bmp = "".join(chr(cp) for cp in table if cp <= 0xFFFF)
+    return table, re.compile(f"[{bmp}]")
+
+
+def fold(text: str, data: bytes) -> str:
+    """`text` (`data` its UTF-8) with look-alike letters read as plain ones: a string of
+    the same length, `text` itself when no letter changed."""
+    table, bmp = _compat()
+    if bmp.search(text) or _COMPAT_ASTRAL.search(data):
+        plain = text.translate(table)
+        if plain != text:
+            text = plain
+            data = text.encode("utf-8", "surrogatepass")  # its new letters can be mixed
+    scripts = data.translate(_SCRIPTS, _CONTINUATION)
+    if len(scripts) != len(text):  # not the text's UTF-8 after all: offsets come first
+        scripts = text.encode("utf-8", "surrogatepass").translate(_SCRIPTS, _CONTINUATION)
+    mixed = _MIXED_WITH_GREEK if b"G" in scripts else _MIXED
+    m = mixed.search(scripts)
+    if m is None:
+        return text
+    out: list[str] = []
+    copied = 0  # text[:copied] is in out
+    while m is not None:
+        # The word around the pair: its run of Latin, Greek and Cyrillic letters. The
+        # space before it is at or after the last word's end, so each byte is read once.
+        s = scripts.rfind(b" ", 0, m.start()) + 1
+        e = scripts.find(b" ", m.end())
+        if e < 0:
+            e = len(scripts)
+        word = text[s:e]
+        plain = _read(word)
+        if plain != word:
+            out += (text[copied:s], plain)
+            copied = e
+        m = mixed.search(scripts, e)
+    if not out:
+        return text
+    out.append(text[copied:])
+    return "".join(out)
+
+
+def _read(word: str) -> str:
+    """A mixed word in the one script all its letters can be read in; the word itself
+    when there is none. Latin first: a word of twins only (`ассеss`) is an English word
+    in disguise far more often than a Cyrillic one."""
+    if not _NO_LATIN_TWIN.search(word):
+        return word.translate(TO_LATIN)
+    if not _NO_CYRILLIC_TWIN.search(word):
+        return word.translate(TO_CYRILLIC)
+    return word
