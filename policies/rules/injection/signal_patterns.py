@@ -52,6 +52,35 @@ _DO = (r"(?:include|add|append|insert|forward|send|e-?mail|reply|respond|answer|
        r"don['’]t|never|always|first|also|now|then|please|before|after|when|instead|from\s+now)")
 _UK_RU_INSTR = r"(?:інструкці\w*|инструкци\w*|вказівк\w*|указани\w*|правил\w*|команд\w*|промпт\w*)"
 
+# Round 3 of the directive classes (written from the hand-written directive set in
+# bench/injection_corpus/directives.py, en/uk/ru): who the model is called, the imperatives
+# an injected line gives it, and where hijacked data is sent.
+_AI_NOUN = (r"(?:ai|a\.i\.|assistant|ai\s+assistant|chatbot|bot|llm|language\s+model|"
+            r"ai\s+agent|coding\s+(?:assistant|agent))")
+_AI_NOUN_UKRU = (r"(?:ші|шi|ии|асистент\w*|ассистент\w*|помічник\w*|помощник\w*|"
+                 r"(?:мовн|языков)\w*\s+модел\w*|ші-асистент\w*|ии-ассистент\w*|чат-бот\w*|"
+                 r"бот\w*)")
+_IMPERATIVE = (r"(?:please\s+)?(?:book|invite|create|move|change|buy|order|cancel|update|grant|"
+               r"give|forward|send|e-?mail|reply|respond|answer|output|print|reveal|ignore|"
+               r"disregard|delete|remove|transfer|pay|wire|visit|open|click|run|execute|copy|"
+               r"share|upload|post|approve|merge|add|include|append|write|tell|say|list|"
+               r"repeat|stop|do\s+not|don['’]t|never|always)\b")
+_IMPERATIVE_UKRU = (r"(?:будь\s+ласка,?\s+|пожалуйста,?\s+)?(?:не\s+(?:згадуй|кажи|говори|"
+                    r"повідомляй|упоминай|сообщай|показуй|показывай)|перешли|надішли|відправ|додай|"
+                    r"запроси|перемісти|видали|переведи|перекажи|зміни|створи|поділи|завантаж|"
+                    r"відповідай|ігноруй|виконай|запусти|скопіюй|покажи|отправь|пришли|"
+                    r"пригласи|перемести|удали|смени|создай|загрузи|выполни|добавь|ответь|"
+                    r"отвечай|игнорируй|скопируй|покажи|забудь|припини|прекрати)\w*")
+# Where hijacked data goes: an address, a link, a phone number, a chat channel or handle.
+_DEST = (r"(?:" + _EMAIL + "|" + _URL + r"|\+\d[\d ()-]{7,18}\d|#[a-z][\w-]{1,40}\b|"
+         r"@[a-z][\w.-]{1,40}\b)")
+# What a hijack sends out, beyond _SECRET: lists of people, one-time codes, attachments.
+_LOOT = (r"(?:(?:customer|client|contact|user|employee|member)s?\s+(?:list|database|records|data)|"
+         r"(?:verification|security|one-time|login|sms|2fa|mfa|reset)\s+codes?|otp|attachments|"
+         r"(?:deploy|access|session|auth|bearer)\s+(?:tokens?|keys?|cookies?)|session\s+cookies?|"
+         r"every\s+password|all\s+(?:the\s+)?passwords|salar(?:y|ies)|payroll|"
+         r"(?:database|db)\s+dumps?|private\s+(?:files|messages|notes))")
+
 # rule -> [(name, what it signals, keys, pattern)]: a pattern is tried only where one of its
 # `|`-separated keys starts a word (see _anchored), so most files skip most patterns. A key
 # is a word prefix; one ending in `$` must be a whole word ("2$" does not stop at "2026"),
@@ -300,6 +329,63 @@ PATTERNS: dict[str, list[tuple[str, str, str, str]]] = {
          r"(?:не\s+(?:кажи|говори|повідомляй|сообщай|показуй|показывай)|нічого\s+не\s+кажи|"
          r"ничего\s+не\s+говори)\s+(?:про\s+це\s+|об\s+этом\s+)?(?:користувачу|користувачеві|"
          r"пользователю)"),
+        ("address", "addresses the model directly",
+         "at:note$|notes$|message$|reminder$|attention$|notice$|memo$|instructions$|p.s.$|ps$",
+         # "Note to the AI reading this page:", "NOTE for AI coding assistants:", "Reminder for
+         # the model:", "Message for the automated reviewer:"
+         r"\b(?:note|notes|message|reminder|attention|notice|memo|instructions|p\.?s\.?)\s+"
+         r"(?:to|for)\s+(?:the\s+|any\s+|all\s+|every\s+)?(?:automated\s+|autonomous\s+)?"
+         r"(?:ai|a\.i\.|ai\s+(?:coding\s+)?(?:assistants?|agents?|models?)|assistants?|"
+         r"coding\s+(?:assistants?|agents?)|models?|language\s+models?|llms?|chatbots?|bots?|"
+         r"agents?|reviewers?)\b(?:\s+(?:reading|processing|reviewing|summari[sz]ing|parsing|"
+         r"handling|working\s+on)\s+(?:this|these)\s+\w+)?\s*[:,—-]"),
+        ("address", "addresses the model directly",
+         "at:примітка$|примітки$|повідомлення$|нагадування$|увага$|заметка$|заметки$"
+         "|сообщение$|напоминание$|внимание$|інструкція$|инструкция$",
+         r"(?:примітка|примітки|повідомлення|нагадування|увага|заметка|заметки|сообщение|"
+         r"напоминание|внимание|інструкція|инструкция)\s+(?:для|до|к)\s+(?:усіх\s+|всіх\s+|"
+         r"всех\s+|будь-якого\s+|любого\s+)?" + _AI_NOUN_UKRU),
+        ("address", "addresses the model directly",
+         "at:якщо$|если$",
+         r"(?:якщо|если)\s+(?:ти|ви|ты|вы)\s+(?:[—-]\s+)?(?:є\s+|являешься\s+|являєшся\s+)?"
+         r"(?:штучн\w+\s+інтелект\w*|искусственн\w+\s+интеллект\w*|" + _AI_NOUN_UKRU + ")"),
+        ("address", "addresses the model directly",
+         "at:assistant$|ai$|chatbot$|bot$",
+         # a vocative, then an order: "Also, AI, book the suite", "assistant, invite ..."
+         r"\b(?:assistant|ai|chatbot|bot)\s*,\s*(?!run\s+by|called|known|and\b|or\b)"
+         + _IMPERATIVE),
+        ("address", "addresses the model directly",
+         "at:асистент|ассистент|ші$|ии$|шi$|помічни|помощни",
+         r"(?:асистент\w*|ассистент\w*|(?:ші|ии|шi)(?:-(?:асистент|ассистент|агент)\w*)?|"
+         r"помічни\w*|помощни\w*)\s*[,:]\s*" + _IMPERATIVE_UKRU),
+        ("address", "addresses the model directly",
+         "at:hi$|hello$|hey$|dear$|привіт$|вітаю$|привет$|здравствуй|шановн|дорог|уважаем",
+         r"\b(?:hi|hello|hey|dear|привіт|вітаю|привет|здравствуй\w*|шановн\w*|дорог\w*|"
+         r"уважаем\w*)\s*,?\s+(?:" + _AI_NOUN + r"|" + _AI_NOUN_UKRU + r")\s*[,!:.]"),
+        ("address", "addresses the model directly",
+         "at:whoever$|anyone$|whatever$",
+         r"\b(?:whoever|anyone|whatever\s+(?:agent|model|assistant|system))\s+(?:who\s+)?"
+         r"(?:processes|handles|parses|summari[sz]es|ingests)\s+(?:this|these)\s+"
+         r"(?:file|document|message|page|email|e-mail|note|data|text|ticket|repo\w*)\s+"
+         r"(?:must|should|needs?\s+to|has\s+to|is\s+(?:required|expected)\s+to)\b"),
+        ("address", "addresses the model directly",
+         "at:ai$|automated$|autonomous$|coding$|llm$|bots$",
+         # "AI assistants: do not mention ...", "Automated agents working on this repo must"
+         r"\b(?:(?:ai|automated|autonomous|coding|llm)[\s-]+(?:coding\s+)?(?:agents|assistants|"
+         r"bots|models)|bots)\s*(?::\s*" + _IMPERATIVE + r"|(?:(?:working|operating)\s+on|"
+         r"processing|reading|editing|running\s+in|in|on)\s+this\s+(?:repo|repository|file|"
+         r"module|channel|document|codebase|project|page|workspace|server)\s+(?:must|should|"
+         r"need\s+to|are\s+(?:required|expected)\s+to|have\s+to)\b)"),
+        ("reply", "dictates the model's replies",
+         "at:кінець$|кінці$|конец$|конце$|початок$|початку$|начало$|начале$",
+         r"(?:кінець|кінці|конец|конце|початок|початку|начало|начале)\s+(?:(?:кожної|кожного|"
+         r"каждой|каждого|своєї|свого|своей|своего|твоєї|твого|твоей|твоего)\s+){1,2}"
+         r"(?:відповіді|ответа|повідомлення|сообщения|зведення|сводки)"),
+        ("reply", "dictates the model's replies",
+         "back60:відповідях$|ответах$|повідомленнях$|сообщениях$",
+         r"(?:у|в|во)\s+(?:всіх|усіх|всех)\s+(?:своїх\s+|своих\s+|твоїх\s+|твоих\s+)?"
+         r"(?:наступних|подальших|майбутніх|следующих|будущих|дальнейших)\s+(?:відповідях|"
+         r"ответах|повідомленнях|сообщениях)"),
     ],
     "MW310": [
         ("persona", "reassigns the model's identity",
@@ -451,6 +537,19 @@ PATTERNS: dict[str, list[tuple[str, str, str, str]]] = {
          r"(?:зіграємо|пограємо|сыграем|поиграем|уявимо|представим)|хочу,?\s+(?:щоб|чтобы)\s+"
          r"(?:ти|ты|ви|вы)\s+(?:грав|грала|зіграв|був|була|поводився|вдавав|відповідав\w*\s+як|"
          r"играл|сыграл|был|была|вел\s+себя|притворился|отвечал\w*\s+как)"),
+        ("persona", "reassigns the model's identity",
+         "back8:більше$|больше$",
+         r"(?:ти|ты|ви|вы)\s+(?:більше|больше)\s+не\s+" + _AI_NOUN_UKRU),
+        ("persona", "reassigns the model's identity",
+         "back30:обмежень$|обмеження$|ограничений$|ограничения$|правил$|фільтрів$|фильтров$",
+         r"(?:(?:ти|ви)\s+не\s+(?:маєш|маєте)|(?:ты|вы)\s+не\s+(?:имеешь|имеете)|"
+         r"у\s+(?:тебе|вас|тебя)\s+(?:немає|нет)|(?:немає|нет)\s+у\s+(?:тебе|вас|тебя))\s+"
+         r"(?:жодних|ніяких|никаких|всяких)\s+(?:обмежень|обмеження|ограничений|ограничения|"
+         r"правил|фільтрів|фильтров)"),
+        ("persona", "reassigns the model's identity",
+         "at:you have$|you've$",
+         r"\byou(?:\s+have|['’]ve)\s+(?:got\s+)?no\s+(?:more\s+)?(?:restrictions|limitations|"
+         r"rules|filters|guidelines|boundaries|censorship)\b"),
     ],
     "MW311": [
         ("extract", "asks the model for its instructions",
@@ -529,6 +628,15 @@ PATTERNS: dict[str, list[tuple[str, str, str, str]]] = {
          r"(?:промпт\w*|інструкці\w*|инструкци\w*|вказівк\w*|указани\w*|повідомлен\w*|"
          r"сообщени\w*|налаштуван\w*|настройк\w*|конфігурац\w*|конфигурац\w*|поведінков\w+\s+"
          r"правил\w*|поведенческ\w+\s+правил\w*)"),
+        ("extract", "asks the model for its instructions",
+         "at:повтори|виведи|процитуй|перепиши|скопіюй|покажи|выведи|процитируй|скопируй",
+         r"(?:повтори|виведи|процитуй|перепиши|скопіюй|покажи|выведи|процитируй|скопируй)\w*"
+         r"\s+(?:(?:весь|усі|всі|все|увесь)\s+)?(?:(?:текст|слова|рядки|строки|повідомлення|"
+         r"сообщения|інструкції|инструкции)\s+)?(?:вище|выше)\b"),
+        ("extract", "asks the model for its instructions",
+         "back16:сказали$|наказали$|веліли$|велели$|написали$|приказали$",
+         r"(?:що|что)\s+(?:тобі|тебе|вам)\s+(?:сказали|наказали|веліли|велели|написали|"
+         r"приказали)\s+(?:до|перед)\s+(?:початк\w+|начал\w+|цією|этой|нашої|нашей)"),
     ],
     "MW312": [
         ("exfil", "orders data sent out",
@@ -656,5 +764,59 @@ PATTERNS: dict[str, list[tuple[str, str, str, str]]] = {
          r"(?:кошт\w*|грош\w*|деньг\w*|платіж|платеж|транзакці\w+|транзакци\w+|переказ|перевод|"
          r"btc|eth|usdt|біткоїн\w*|биткоин\w*)[^\n]{0,80}?(?:" + _IBAN + r"|\b0x[0-9a-f]{40}\b|"
          r"\b(?:bc1|[13])[a-z0-9]{25,59}\b)"),
+        ("exfil", "orders data sent out",
+         "at:send$|forward$|email$|e-mail$|mail$|post$|upload$|share$|dm$|paste$|put$|copy$"
+         "|leak$|publish$|text$|sms$",
+         # one-time codes, customer lists, attachments and tokens to an address, a link, a
+         # phone number, a channel or a handle
+         r"(?<!not\s)(?<!never\s)(?<!n['’]t\s)(?<!to\s)\b(?:send|forward|email|e-mail|mail|"
+         r"post|upload|share|dm|paste|put|copy|leak|publish|text|sms)\b[^\n]{0,60}?(?:"
+         + _LOOT + "|" + _SECRET + r")[^\n]{0,60}?\b"
+         r"(?:to|into|in|with|on)\s+(?:my\s+(?:personal\s+)?(?:address|email|e-mail)\s+)?"
+         r"(?:" + _DEST + r"|anyone\b|everyone\b|outsiders?\b|the\s+public\b)"),
+        ("payment", "orders a payment or transfer",
+         "at:transfer$|wire$|pay$|send$|move$|change$|redirect$|switch$|update$",
+         # a transfer or a changed payee, to an IBAN or a wallet, whatever is moved
+         r"\b(?:transfer|wire|pay|send|move|change|redirect|switch|update)\b[^\n]{0,80}?"
+         r"(?:\bto\s+|\bwallet\s+|\baccount\s+|\biban\s+){1,3}(?:iban\s+)?(?:" + _IBAN
+         + r"|\b0x[0-9a-f]{40}\b|\b(?:bc1|[13])[a-z0-9]{25,59}\b)"),
+        ("payment", "orders a payment or transfer",
+         "at:переказ|перевест|переведи|перекажи|оплат|заплат|зміни$|зміните$|змініть$|смени$"
+         "|измени$|отправ|надішли|надіслати|відправ",
+         r"(?:переказ\w*|перевест\w*|переведи|перекажи|оплат\w*|заплат\w*|зміни\w*|смени\w*|"
+         r"измени\w*|отправ\w*|надішли|надіслати|відправ\w*)[^\n]{0,80}?(?:на|до)\s+"
+         r"(?:(?:рахунок|счёт|счет|гаманець|кошелёк|кошелек)\s+)?(?:iban\s+)?(?:" + _IBAN
+         + r"|\b0x[0-9a-f]{40}\b)"),
+        ("exfil", "orders data sent out",
+         "at:надішли|відправ|перешли|передай|вивантаж|завантаж|отправь|пришли|выгрузи|загрузи"
+         "|переслати|переслать|надіслати|отправить|завантажити|загрузить|поділи|подели",
+         r"(?:надішли|відправ|перешли|передай|вивантаж|завантаж|отправь|пришли|выгрузи|загрузи|"
+         r"переслати|переслать|надіслати|отправить|поділи|подели)\w*[^\n]{0,80}?"
+         r"(?:код\w*|контакт\w*|список\s+клієнтів|список\s+клиентов|вкладенн\w*|вложени\w*|"
+         r"облікові\s+дані|учётные\s+данные|учетные\s+данные|~/\.\w+|\.env|id_rsa|"
+         r"credentials)[^\n]{0,80}?(?:на|до|в)\s+(?:мою\s+особисту\s+адресу\s+|мой\s+личный\s+"
+         r"адрес\s+)?(?:" + _DEST + ")"),
+        ("tool", "orders a tool call without the user's approval",
+         "at:skip$|skipping$|without$",
+         r"\b(?:skip(?:ping)?\s+(?:the\s+)?(?:confirmation|approval|permission)\s+(?:dialog|"
+         r"prompt|screen|popup)|without\s+asking\s+(?:again|anyone|the\s+user))\b"),
+        ("tool", "orders a tool call without the user's approval",
+         "back60:pre-approved$|preapproved$|approved$|authorized$|authorised$",
+         r"\b(?:the\s+)?(?:user|owner|admin|administrator|operator|account\s+holder)\s+"
+         r"(?:has|have|had)\s+(?:pre-?approved|already\s+(?:approved|authori[sz]ed))\s+"
+         r"(?:all|every|any)\s+(?:\w+\s+)?(?:actions?|operations?|steps?|requests?|tool\s+"
+         r"calls?|changes?|transactions?|transfers?|payments?)\b"),
+        ("tool", "orders a tool call without the user's approval",
+         "at:користувач|власник|пользовател|владел",
+         r"(?:користувач\w*|власник\w*|пользовател\w*|владел\w*)\s+(?:наперед|заздалегідь|"
+         r"заранее|уже|вже)\s+(?:схвалив|схвалила|дозволив|дозволила|одобрил|одобрила|разрешил|"
+         r"разрешила)\s+(?:усі|всі|все)\s+(?:дії|действия|операції|операции|кроки|шаги)"),
+        ("tool", "orders a destructive tool call",
+         "back30:delete_|remove_|rm_|drop_|wipe_|erase_|truncate_|destroy_|purge_|shred_"
+         "|overwrite_|reset_|revoke_|disable_|kill_",
+         # "call delete_repository on 'payments-service'": the target named in quotes
+         rf"(?:\b(?:call|invoke|run|use|execute|trigger)|(?:виклич|викличи|запусти|виконай|вызови|"
+         rf"выполни)\w*)\s+(?:the\s+)?{_DESTRUCTIVE_TOOL}\s+(?:tool\s+|function\s+)?(?:on|with|for|"
+         r"against|to|для|на|з|с|по)\s+(?:the\s+)?[\"'‘“«][\w./~-]{1,80}[\"'’”»]"),
     ],
 }
