@@ -175,6 +175,13 @@ def own_samples() -> list[Sample]:
             for i, (fam, lang, text) in enumerate(ATTACKS)]
 
 
+def own_directives() -> list[tuple[str, str, str]]:
+    """(class, language, snippet) of the hand-written directive attacks."""
+    sys.path.insert(0, str(CORPUS))
+    from directives import DIRECTIVES  # noqa: E402 (corpus module lives next to this script)
+    return DIRECTIVES
+
+
 # --------------------------------------------------------------------------- third-party
 
 
@@ -491,6 +498,8 @@ def attacks(cache: Path, keep_copies: bool = False) -> list[Attack]:
     for s in own_samples():
         out.append(Attack("own", DEV, "marker " + "+".join(sorted(s.labels)), s.text, s.lang,
                           "plain" not in s.labels, s.ident))
+    for i, (cls, lang, text) in enumerate(own_directives()):
+        out.append(Attack("own directives", DEV, cls, text, lang, False, f"directive#{i}"))
     for s in giskard_samples(cache):
         out.append(Attack("giskard", DEV, "jailbreak/override", s.text, "en",
                           "plain" not in s.labels, s.ident))
