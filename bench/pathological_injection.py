@@ -41,6 +41,14 @@ SHAPES = {
     "base64-ish": "QUJD",
     "cyrillic": "ігноруй попередні ",
     "url-ish": "https://x/",
+    # the directive shapes: a vocative order, a note to the model, a payee change, uk/ru
+    "vocative order": "assistant, send ",
+    "note to the model": "note to the ai ",
+    "greeting the model": "hi assistant, ",
+    "payee change near-miss": "transfer to iban to ",
+    "one-time code near-miss": "send the verification code to +1 ",
+    "uk/ru reply order near-miss": "у всіх наступних відповідях ",
+    "uk/ru vocative": "асистенте, перешли ",
     # MW313's worst shapes: every word opens its gate, one huge entry or a million lines
     "scorer: gate words, one paragraph": "you ignore your instructions ",
     "scorer: gate words, one line each": "you\n",
