@@ -29,6 +29,7 @@ from __future__ import annotations
 import functools
 import re
 import unicodedata
+from collections.abc import Callable
 
 # Twins kept in their case: a capital's twin is a capital (Greek Υ reads as Y, while its
 # small υ reads as u), so this runs before the scanner lower-cases the text.
@@ -65,27 +66,29 @@ _SCRIPTS = bytes(
     for b in range(256))
 _CONTINUATION = bytes(range(0x80, 0xC0))
 # Two letters of different scripts side by side: every mixed word holds such a pair.
-# Starting with L, a letter rare in Cyrillic text, keeps the search fast there; a second
-# branch, for Greek next to Cyrillic, would make it three times slower, so it is searched
-# for only in a text with Greek letters.
-_MIXED = re.compile(rb"L(?:C|(?<=CL))")
-_MIXED_WITH_GREEK = re.compile(rb"L(?:[CG]|(?<=[CG]L))|G(?:C|(?<=CG))")
+_PAIRS = (b"LC", b"CL")
+_PAIRS_WITH_GREEK = (b"LC", b"CL", b"LG", b"GL", b"GC", b"CG")
+# The UTF-8 lead bytes of Greek and Cyrillic letters: a text without one has no mixed
+# word, and most non-ASCII memory is English with a dash or an emoji.
+_GREEK_CYRILLIC_LEADS = (b"\xcd", b"\xce", b"\xcf", b"\xd0", b"\xd1", b"\xd2", b"\xd3",
+                         b"\xd4")
 
 # Where compatibility letters live: letterlike symbols and Roman numerals, circled
 # letters, fullwidth letters, mathematical alphanumerics (whose few gaps, such as italic
 # h, are filled by letterlike symbols such as ℎ), squared letters.
 _COMPAT_BLOCKS = ((0x2100, 0x217F), (0x24B6, 0x24E9), (0xFF21, 0xFF5A),
                   (0x1D400, 0x1D7FF), (0x1F12B, 0x1F189))
-# How the UTF-8 of the last two blocks starts (U+1D000.., U+1F100..U+1F17F): beyond
-# U+FFFF a character class is a list of ranges tried one by one, several times slower
-# than this byte search.
-_COMPAT_ASTRAL = re.compile(rb"\xf0(?:\x9d|\x9f[\x84\x85])")
+# How the UTF-8 of those blocks starts: U+2100-U+217F and U+2480-U+24FF (E2 84, E2 85,
+# E2 92, E2 93), U+FF00-U+FF7F (EF), U+1D000-U+1F17F (F0). The E2 ones are searched by a
+# pattern, because E2 also starts the dashes and quotation marks that memory is full of.
+_COMPAT_LEADS = (b"\xef", b"\xf0")
+_COMPAT_E2 = re.compile(rb"\xe2[\x84\x85\x92\x93]")
 
 
 @functools.cache
-def _compat() -> tuple[dict[int, str], re.Pattern[str]]:
-    """The compatibility letters to ASCII, and a pattern finding those below U+10000.
-    Built on first use: some 1,800 NFKC look-ups, which ASCII memory never needs."""
+def _compat() -> dict[int, str]:
+    """The compatibility letters to ASCII. Built on first use: some 1,800 NFKC
+    look-ups, which memory without such letters never needs."""
     table = {}
     for lo, hi in _COMPAT_BLOCKS:
         for cp in range(lo, hi + 1):
@@ -94,34 +97,33 @@ def _compat() -> tuple[dict[int, str], re.Pattern[str]]:
             # for a bold digit; only a one-for-one letter keeps offsets and reads as text.
             if len(plain) == 1 and plain.isascii() and plain.isalpha():
                 table[cp] = plain
-    # The letters themselves, not their blocks: `№` and `™`, common in notes, sit there.
-    bmp = "".join(chr(cp) for cp in table if cp <= 0xFFFF)
-    return table, re.compile(f"[{bmp}]")
+    return table
 
 
 def fold(text: str, data: bytes) -> str:
     """`text` (`data` its UTF-8) with look-alike letters read as plain ones: a string of
     the same length, `text` itself when no letter changed."""
-    table, bmp = _compat()
-    if bmp.search(text) or _COMPAT_ASTRAL.search(data):
-        plain = text.translate(table)
+    if any(lead in data for lead in _COMPAT_LEADS) or _COMPAT_E2.search(data):
+        plain = text.translate(_compat())  # `№` and `™` share the blocks: may change nothing
         if plain != text:
             text = plain
             data = text.encode("utf-8", "surrogatepass")  # its new letters can be mixed
+    if not any(lead in data for lead in _GREEK_CYRILLIC_LEADS):
+        return text
     scripts = data.translate(_SCRIPTS, _CONTINUATION)
     if len(scripts) != len(text):  # not the text's UTF-8 after all: offsets come first
         scripts = text.encode("utf-8", "surrogatepass").translate(_SCRIPTS, _CONTINUATION)
-    mixed = _MIXED_WITH_GREEK if b"G" in scripts else _MIXED
-    m = mixed.search(scripts)
-    if m is None:
+    next_pair = _pair_finder(scripts, _PAIRS_WITH_GREEK if b"G" in scripts else _PAIRS)
+    i = next_pair(0)
+    if i < 0:
         return text
     out: list[str] = []
     copied = 0  # text[:copied] is in out
-    while m is not None:
+    while i >= 0:
         # The word around the pair: its run of Latin, Greek and Cyrillic letters. The
         # space before it is at or after the last word's end, so each byte is read once.
-        s = scripts.rfind(b" ", 0, m.start()) + 1
-        e = scripts.find(b" ", m.end())
+        s = scripts.rfind(b" ", 0, i) + 1
+        e = scripts.find(b" ", i + 2)
         if e < 0:
             e = len(scripts)
         word = text[s:e]
@@ -129,11 +131,30 @@ def fold(text: str, data: bytes) -> str:
         if plain != word:
             out += (text[copied:s], plain)
             copied = e
-        m = mixed.search(scripts, e)
+        i = next_pair(e)
     if not out:
         return text
     out.append(text[copied:])
     return "".join(out)
+
+
+def _pair_finder(scripts: bytes, pairs: tuple[bytes, ...]) -> Callable[[int], int]:
+    """A function giving the first offset at or after `pos` where one of `pairs` stands
+    in `scripts` (-1: none). Called with growing positions, each pair's search resumes
+    past its last find, so all calls together read the bytes once per pair."""
+    found = dict.fromkeys(pairs, -2)  # -2: not searched yet, -1: no more
+
+    def next_pair(pos: int) -> int:
+        best = -1
+        for pair in pairs:
+            i = found[pair]
+            if -2 <= i < pos and i != -1:
+                i = found[pair] = scripts.find(pair, pos)
+            if i >= 0 and (best < 0 or i < best):
+                best = i
+        return best
+
+    return next_pair
 
 
 def _read(word: str) -> str:
