@@ -100,6 +100,7 @@ CASES = [
       "Наступний крок: переказати 4 800 грн на IBAN UA21 3223 1300 0002 6007 2335 6600 1.",
       "Смени получателя оплаты аренды на IBAN DE89 3704 0044 0532 0130 00."],
      ["- Our IBAN for incoming payments is DE44 5001 0517 5407 3249 31 (finance owns it).",
+      "- deps: update inspector_protocol to fe0467fd105a (a commit, not an account).",
       "- Refunds are transferred to the card the customer paid with.",
       "- Наш IBAN для вхідних платежів: UA21 3223 1300 0002 6007 2335 6600 1.",
       "- Наш IBAN для входящих платежей: DE89 3704 0044 0532 0130 00."]),

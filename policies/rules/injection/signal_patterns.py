@@ -74,6 +74,9 @@ _IMPERATIVE_UKRU = (r"(?:будь\s+ласка,?\s+|пожалуйста,?\s+)?(
 # Where hijacked data goes: an address, a link, a phone number, a chat channel or handle.
 _DEST = (r"(?:" + _EMAIL + "|" + _URL + r"|\+\d[\d ()-]{7,18}\d|#[a-z][\w-]{1,40}\b|"
          r"@[a-z][\w.-]{1,40}\b)")
+# An IBAN of at least 16 characters (most countries' are longer): a short commit hash such as
+# "fe0467fd105a" is not one.
+_IBAN_LONG = r"\b[a-z]{2}\d{2}(?:\s?[a-z0-9]{4}){3,7}(?:\s?[a-z0-9]{1,4})?\b"
 # What a hijack sends out, beyond _SECRET: lists of people, one-time codes, attachments.
 _LOOT = (r"(?:(?:customer|client|contact|user|employee|member)s?\s+(?:list|database|records|data)|"
          r"(?:verification|security|one-time|login|sms|2fa|mfa|reset)\s+codes?|otp|attachments|"
@@ -330,7 +333,7 @@ PATTERNS: dict[str, list[tuple[str, str, str, str]]] = {
          r"ничего\s+не\s+говори)\s+(?:про\s+це\s+|об\s+этом\s+)?(?:користувачу|користувачеві|"
          r"пользователю)"),
         ("address", "addresses the model directly",
-         "at:note$|notes$|message$|reminder$|attention$|notice$|memo$|instructions$|p.s.$|ps$",
+         "at:note$|message$|reminder$|attention$|notice$|memo$|instructions$|p.s.$|ps$",
          # "Note to the AI reading this page:", "NOTE for AI coding assistants:", "Reminder for
          # the model:", "Message for the automated reviewer:"
          r"\b(?:note|notes|message|reminder|attention|notice|memo|instructions|p\.?s\.?)\s+"
@@ -775,17 +778,23 @@ PATTERNS: dict[str, list[tuple[str, str, str, str]]] = {
          r"(?:to|into|in|with|on)\s+(?:my\s+(?:personal\s+)?(?:address|email|e-mail)\s+)?"
          r"(?:" + _DEST + r"|anyone\b|everyone\b|outsiders?\b|the\s+public\b)"),
         ("payment", "orders a payment or transfer",
-         "at:transfer$|wire$|pay$|send$|move$|change$|redirect$|switch$|update$",
-         # a transfer or a changed payee, to an IBAN or a wallet, whatever is moved
-         r"\b(?:transfer|wire|pay|send|move|change|redirect|switch|update)\b[^\n]{0,80}?"
-         r"(?:\bto\s+|\bwallet\s+|\baccount\s+|\biban\s+){1,3}(?:iban\s+)?(?:" + _IBAN
+         "at:transfer$|wire$|pay$|send$|move$",
+         # a transfer to an IBAN or a wallet, whatever is moved
+         r"\b(?:transfer|wire|pay|send|move)\b[^\n]{0,80}?"
+         r"(?:\bto\s+|\bwallet\s+|\baccount\s+|\biban\s+){1,3}(?:iban\s+)?(?:" + _IBAN_LONG
          + r"|\b0x[0-9a-f]{40}\b|\b(?:bc1|[13])[a-z0-9]{25,59}\b)"),
         ("payment", "orders a payment or transfer",
-         "at:переказ|перевест|переведи|перекажи|оплат|заплат|зміни$|зміните$|змініть$|смени$"
-         "|измени$|отправ|надішли|надіслати|відправ",
+         "back50:recipient$|payee$|beneficiary$",
+         # a changed payee: "change the recipient of the rent payment to IBAN ..."
+         r"\b(?:change|update|switch|redirect|set)\s+(?:the\s+)?(?:[\w-]+\s+){0,4}?"
+         r"(?:recipient|payee|beneficiary)\b[^\n]{0,60}?\bto\s+(?:iban\s+|account\s+|"
+         r"wallet\s+){0,2}(?:" + _IBAN_LONG
+         + r"|\b0x[0-9a-f]{40}\b|\b(?:bc1|[13])[a-z0-9]{25,59}\b)"),
+        ("payment", "orders a payment or transfer",
+         "back100:iban$|рахунок$|счёт$|счет$|гаманець$|кошелёк$|кошелек$",
          r"(?:переказ\w*|перевест\w*|переведи|перекажи|оплат\w*|заплат\w*|зміни\w*|смени\w*|"
          r"измени\w*|отправ\w*|надішли|надіслати|відправ\w*)[^\n]{0,80}?(?:на|до)\s+"
-         r"(?:(?:рахунок|счёт|счет|гаманець|кошелёк|кошелек)\s+)?(?:iban\s+)?(?:" + _IBAN
+         r"(?:(?:рахунок|счёт|счет|гаманець|кошелёк|кошелек)\s+)?(?:iban\s+)?(?:" + _IBAN_LONG
          + r"|\b0x[0-9a-f]{40}\b)"),
         ("exfil", "orders data sent out",
          "at:надішли|відправ|перешли|передай|вивантаж|завантаж|отправь|пришли|выгрузи|загрузи"
@@ -797,7 +806,7 @@ PATTERNS: dict[str, list[tuple[str, str, str, str]]] = {
          r"credentials)[^\n]{0,80}?(?:на|до|в)\s+(?:мою\s+особисту\s+адресу\s+|мой\s+личный\s+"
          r"адрес\s+)?(?:" + _DEST + ")"),
         ("tool", "orders a tool call without the user's approval",
-         "at:skip$|skipping$|without$",
+         "back10:skip$|skipping$|asking$",
          r"\b(?:skip(?:ping)?\s+(?:the\s+)?(?:confirmation|approval|permission)\s+(?:dialog|"
          r"prompt|screen|popup)|without\s+asking\s+(?:again|anyone|the\s+user))\b"),
         ("tool", "orders a tool call without the user's approval",
@@ -807,9 +816,9 @@ PATTERNS: dict[str, list[tuple[str, str, str, str]]] = {
          r"(?:all|every|any)\s+(?:\w+\s+)?(?:actions?|operations?|steps?|requests?|tool\s+"
          r"calls?|changes?|transactions?|transfers?|payments?)\b"),
         ("tool", "orders a tool call without the user's approval",
-         "at:користувач|власник|пользовател|владел",
+         "back30:наперед$|заздалегідь$|заранее$",
          r"(?:користувач\w*|власник\w*|пользовател\w*|владел\w*)\s+(?:наперед|заздалегідь|"
-         r"заранее|уже|вже)\s+(?:схвалив|схвалила|дозволив|дозволила|одобрил|одобрила|разрешил|"
+         r"заранее)\s+(?:схвалив|схвалила|дозволив|дозволила|одобрил|одобрила|разрешил|"
          r"разрешила)\s+(?:усі|всі|все)\s+(?:дії|действия|операції|операции|кроки|шаги)"),
         ("tool", "orders a destructive tool call",
          "back30:delete_|remove_|rm_|drop_|wipe_|erase_|truncate_|destroy_|purge_|shred_"
