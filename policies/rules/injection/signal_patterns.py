@@ -680,12 +680,13 @@ PATTERNS: dict[str, list[tuple[str, str, str, str]]] = {
         ("tool", "orders a destructive tool call",
          "back30:delete_|remove_|rm_|drop_|wipe_|erase_|truncate_|destroy_|purge_|shred_"
          "|overwrite_|reset_|revoke_|disable_|kill_",
-         # "call delete_file on /workspace/prod.db": keyed on the tool's own name
+         # "call delete_file on /workspace/prod.db", "call delete_repository on 'payments'":
+         # keyed on the tool's own name; the target a path, everything, or a quoted name
          rf"(?:\b(?:call|invoke|run|use|execute|trigger)|(?:виклич|викличи|запусти|виконай|вызови|"
          rf"выполни)\w*)\s+(?:the\s+)?{_DESTRUCTIVE_TOOL}\s+(?:tool\s+|function\s+)?(?:on|with|for|"
          r"against|to|для|на|з|с|по)\s+(?:the\s+)?(?:path\s+|file\s+|"
          r"table\s+|database\s+|repo\w*\s+|bucket\s+)?(?:[\w.~-]*/[\w./~*-]+|all\b|every\b|"
-         r"everything\b|\*)"),
+         r"everything\b|\*|[\"'‘“«][\w./~-]{1,80}[\"'’”»])"),
         ("tool", "orders a tool call without the user's approval",
          "at:without$",
          r"\bwithout\s+(?:asking\s+(?:for\s+)?|waiting\s+for\s+|requesting\s+|the\s+user['’]?s?\s+)"
@@ -820,12 +821,5 @@ PATTERNS: dict[str, list[tuple[str, str, str, str]]] = {
          r"(?:користувач\w*|власник\w*|пользовател\w*|владел\w*)\s+(?:наперед|заздалегідь|"
          r"заранее)\s+(?:схвалив|схвалила|дозволив|дозволила|одобрил|одобрила|разрешил|"
          r"разрешила)\s+(?:усі|всі|все)\s+(?:дії|действия|операції|операции|кроки|шаги)"),
-        ("tool", "orders a destructive tool call",
-         "back30:delete_|remove_|rm_|drop_|wipe_|erase_|truncate_|destroy_|purge_|shred_"
-         "|overwrite_|reset_|revoke_|disable_|kill_",
-         # "call delete_repository on 'payments-service'": the target named in quotes
-         rf"(?:\b(?:call|invoke|run|use|execute|trigger)|(?:виклич|викличи|запусти|виконай|вызови|"
-         rf"выполни)\w*)\s+(?:the\s+)?{_DESTRUCTIVE_TOOL}\s+(?:tool\s+|function\s+)?(?:on|with|for|"
-         r"against|to|для|на|з|с|по)\s+(?:the\s+)?[\"'‘“«][\w./~-]{1,80}[\"'’”»]"),
     ],
 }
