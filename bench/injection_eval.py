@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import ast
 import csv
+import importlib
 import io
 import itertools
 import json
@@ -168,18 +169,21 @@ def embed(carrier: str, snippet: str, style: int, rng: random.Random) -> tuple[s
 # --------------------------------------------------------------------------- own samples
 
 
+def _corpus(name: str):
+    """A module of bench/injection_corpus/ (the own attack sets)."""
+    if str(CORPUS) not in sys.path:
+        sys.path.insert(0, str(CORPUS))
+    return importlib.import_module(name)
+
+
 def own_samples() -> list[Sample]:
-    sys.path.insert(0, str(CORPUS))
-    from attacks import ATTACKS  # noqa: E402 (corpus module lives next to this script)
     return [Sample("own", frozenset({fam}), text, lang, f"own#{i}")
-            for i, (fam, lang, text) in enumerate(ATTACKS)]
+            for i, (fam, lang, text) in enumerate(_corpus("attacks").ATTACKS)]
 
 
 def own_directives() -> list[tuple[str, str, str]]:
     """(class, language, snippet) of the hand-written directive attacks."""
-    sys.path.insert(0, str(CORPUS))
-    from directives import DIRECTIVES  # noqa: E402 (corpus module lives next to this script)
-    return DIRECTIVES
+    return _corpus("directives").DIRECTIVES
 
 
 # --------------------------------------------------------------------------- third-party
