@@ -58,8 +58,8 @@ _NO_CYRILLIC_TWIN = re.compile("[" + "".join(
 # one bytes.translate: continuation bytes are dropped, so byte i stands for character i;
 # an ASCII letter becomes L, the first byte of a Greek character (U+0340 to U+03FF, a few
 # combining marks included) G, of a Cyrillic one (U+0400 to U+053F) C, any other byte a
-# space. Mixed words and their ends are found in these bytes at memchr speed, where a
-# search of the text itself would stop at every letter.
+# space. Mixed words and their ends are found in these bytes by plain byte searches,
+# where a pattern over the text itself would stop at every letter.
 _SCRIPTS = bytes(
     ord("L") if chr(b).isascii() and chr(b).isalpha() else
     ord("G") if 0xCD <= b <= 0xCF else ord("C") if 0xD0 <= b <= 0xD4 else ord(" ")
