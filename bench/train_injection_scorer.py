@@ -71,7 +71,9 @@ def units(text: str) -> list[str]:
 def wheel_markdown(cache: Path) -> list[tuple[str, str, str]]:
     """(package, name, entry text) of every Markdown entry in the pinned wheels."""
     out = []
-    for whl in sorted(cache.glob("*.whl")):
+    pinned = {f"{name.replace('-', '_')}-{version}-" for name, version in ev.PINNED}
+    # Only the pinned wheels: another wheel left in the cache must not change the model.
+    for whl in sorted(w for w in cache.glob("*.whl") if any(w.name.startswith(p) for p in pinned)):
         pkg = whl.name.split("-")[0]
         with zipfile.ZipFile(whl) as z:
             for name in sorted(z.namelist()):

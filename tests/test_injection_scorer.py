@@ -227,6 +227,20 @@ def test_benign_split_is_by_file_and_stable() -> None:
     assert {tr.part(f"file{i}.md") for i in range(40)} == {0, 1, 2, 3}
 
 
+def test_only_pinned_wheels_feed_the_benign_pool(tmp_path) -> None:
+    import zipfile
+
+    tr = _trainer()
+    name, version = tr.ev.PINNED[0]
+    for wheel, text in ((f"{name.replace('-', '_')}-{version}-py3-none-any.whl", "Pinned."),
+                        ("leftover-1.0-py3-none-any.whl", "Left in the cache by hand.")):
+        with zipfile.ZipFile(tmp_path / wheel, "w") as z:
+            z.writestr("pkg/README.md", f"# Read me\n\n{text}\n")
+    entries = [t for _, _, t in tr.wheel_markdown(tmp_path)]
+    assert any("Pinned." in t for t in entries)
+    assert not any("Left in the cache" in t for t in entries)
+
+
 def test_training_drops_copies_of_the_scored_fold() -> None:
     tr = _trainer()
     ev = bench_module("injection_eval")
