@@ -4,6 +4,7 @@ training. The attack sentences here are our own paraphrases, not taken from any 
 from __future__ import annotations
 
 import re
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -228,8 +229,6 @@ def test_benign_split_is_by_file_and_stable() -> None:
 
 
 def test_only_pinned_wheels_feed_the_benign_pool(tmp_path) -> None:
-    import zipfile
-
     tr = _trainer()
     name, version = tr.ev.PINNED[0]
     for wheel, text in ((f"{name.replace('-', '_')}-{version}-py3-none-any.whl", "Pinned."),
