@@ -106,7 +106,7 @@ def test_add_trailer_matches_git_placement(message):
     assert add_trailer(message, "Human-Edit: true") == proc.stdout.decode()
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(messages())
 def test_add_trailer_agrees_with_git(message):
     from memwarden.model.trailers import add_trailer
