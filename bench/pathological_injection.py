@@ -41,6 +41,9 @@ SHAPES = {
     "base64-ish": "QUJD",
     "cyrillic": "ігноруй попередні ",
     "url-ish": "https://x/",
+    # look-alike letters: every word mixes scripts, or holds a foreign Cyrillic twin
+    "mixed-script words": "a\u0430 ",
+    "foreign twins": "\u0405\u0430 ",
     # the directive shapes: a vocative order, a note to the model, a payee change, uk/ru
     "vocative order": "assistant, send ",
     "note to the model": "note to the ai ",

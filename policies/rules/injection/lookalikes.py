@@ -2,7 +2,7 @@
 
 The scanner matches words such as "ignore" or "system" letter by letter, so an attacker
 can keep a phrase readable to the model and to a reviewer while no pattern matches it.
-Two such tricks are undone here, before the scanner lower-cases the text:
+Three such tricks are undone here, before the scanner lower-cases the text:
 
 - compatibility letters: fullwidth (`ｉｇｎｏｒｅ`), mathematical (`𝐢𝐠𝐧𝐨𝐫𝐞`), circled,
   squared and letterlike (`ℎ`, Roman numeral `Ⅰ`) letters are read as the ASCII letter
@@ -11,14 +11,18 @@ Two such tricks are undone here, before the scanner lower-cases the text:
   a Cyrillic І, `Рrоvidе` with Cyrillic Р, о, е, `SΥSTEM` with a Greek Υ, `αӏӏ` with a
   Greek α and Cyrillic ӏ) is read in the one script its letters can all be read in: in
   Latin when each Cyrillic and Greek letter has a Latin twin, else in Cyrillic when each
-  Latin letter has a Cyrillic twin (`Пpивiт`); a word that fits neither stays as it is.
+  Latin letter has a Cyrillic twin (`Пpивiт`); a word that fits neither stays as it is;
+- foreign twins: a word that holds a Cyrillic letter which neither Ukrainian nor Russian
+  writes but which is a twin of a Latin one (`Ѕ`, `Ј`, `Ү`, `Ӏ`, `Ԛ`, `Ԝ`, `һ`, `ԁ`) is
+  read in Latin when all its letters can be (all-Cyrillic `ЅҮЅТЕМ`).
 
 A word here is a run of ASCII, Greek and Cyrillic letters. Honest text keeps its
 letters: a word wholly in one script (English, Ukrainian, Russian) is never mixed, and
 words joined by a hyphen, an apostrophe, a digit or a space (`API-ключ`, `3D-модель`,
-`deploy у staging`) are separate words. Out of reach: a word written wholly in
-look-alikes of one other script (all-Cyrillic `ЅУЅТЕМ` is, to this fold, a Cyrillic
-word like any other), and Latin look-alikes without a compatibility form (`ɡ`, `ı`).
+`deploy у staging`) are separate words. Out of reach: a word written wholly in Cyrillic
+letters that Ukrainian or Russian also write (`ОВЕУ` for OBEY: reading those in Latin
+would change honest words), and Latin look-alikes without a compatibility form (`ɡ`,
+`ı`).
 
 Every swap is one character for one character, so offsets into the folded text are
 offsets into the original: findings quote and locate the text as it was written.
@@ -26,6 +30,7 @@ offsets into the original: findings quote and locate the text as it was written.
 
 from __future__ import annotations
 
+import bisect
 import functools
 import re
 import unicodedata
@@ -73,6 +78,21 @@ _PAIRS_WITH_GREEK = (b"LC", b"CL", b"LG", b"GL", b"GC", b"CG")
 _GREEK_CYRILLIC_LEADS = (b"\xcd", b"\xce", b"\xcf", b"\xd0", b"\xd1", b"\xd2", b"\xd3",
                          b"\xd4")
 
+# Cyrillic letters that Ukrainian and Russian never write, each a twin of a Latin letter, and
+# how their UTF-8 is found cheaply: one translation keeps the lead bytes D0-D4 (as A, B, C,
+# F, F) and the second bytes of those letters (as x, y, z), drops every other byte, and the
+# letters become the pairs below (D3 and D4 lead no Ukrainian or Russian letter at all). A
+# pair found where no such letter stands (an emoji's byte after a lead) only costs the
+# search in the text that follows.
+FOREIGN_TWINS = "ЅЈҮӀԚԜѕјүӏԛԝһԁ"
+_FOREIGN_MARKS = {0xD0: b"A", 0xD1: b"B", 0xD2: b"C", 0xD3: b"F", 0xD4: b"F",
+                  0x85: b"x", 0x88: b"x", 0x95: b"y", 0x98: b"y", 0xAE: b"z", 0xAF: b"z",
+                  0xBB: b"z"}
+_FOREIGN_BYTES = bytes.maketrans(bytes(_FOREIGN_MARKS), b"".join(_FOREIGN_MARKS.values()))
+_FOREIGN_DROP = bytes(b for b in range(256) if b not in _FOREIGN_MARKS)
+_FOREIGN_PAIRS = (b"F", b"Ax", b"By", b"Cz")
+_FOREIGN = re.compile(f"[{FOREIGN_TWINS}]")
+
 # Where compatibility letters live: letterlike symbols and Roman numerals, circled
 # letters, fullwidth letters, mathematical alphanumerics (whose few gaps, such as italic
 # h, are filled by letterlike symbols such as ℎ), squared letters.
@@ -112,18 +132,23 @@ def fold(text: str, data: bytes) -> str:
         return text
     scripts = data.translate(_SCRIPTS, _CONTINUATION)
     if len(scripts) != len(text):  # not the text's UTF-8 after all: offsets come first
-        scripts = text.encode("utf-8", "surrogatepass").translate(_SCRIPTS, _CONTINUATION)
+        data = text.encode("utf-8", "surrogatepass")
+        scripts = data.translate(_SCRIPTS, _CONTINUATION)
     next_pair = _pair_finder(scripts, _PAIRS_WITH_GREEK if b"G" in scripts else _PAIRS)
+    marks = data.translate(_FOREIGN_BYTES, _FOREIGN_DROP)
+    if any(pair in marks for pair in _FOREIGN_PAIRS):
+        next_pair = _with_foreign(next_pair, [m.start() for m in _FOREIGN.finditer(text)])
     i = next_pair(0)
     if i < 0:
         return text
     out: list[str] = []
     copied = 0  # text[:copied] is in out
     while i >= 0:
-        # The word around the pair: its run of Latin, Greek and Cyrillic letters. The
-        # space before it is at or after the last word's end, so each byte is read once.
+        # The word around the pair or the foreign twin: its run of Latin, Greek and Cyrillic
+        # letters. The space before it is at or after the last word's end, so each byte is
+        # read once.
         s = scripts.rfind(b" ", 0, i) + 1
-        e = scripts.find(b" ", i + 2)
+        e = scripts.find(b" ", i + 1)
         if e < 0:
             e = len(scripts)
         word = text[s:e]
@@ -155,6 +180,18 @@ def _pair_finder(scripts: bytes, pairs: tuple[bytes, ...]) -> Callable[[int], in
         return best
 
     return next_pair
+
+
+def _with_foreign(next_pair: Callable[[int], int], foreign: list[int]) -> Callable[[int], int]:
+    """`next_pair` that also stops at the foreign twins (`foreign`: their offsets, ascending)."""
+
+    def next_at(pos: int) -> int:
+        i = next_pair(pos)
+        j = bisect.bisect_left(foreign, pos)
+        f = foreign[j] if j < len(foreign) else -1
+        return f if f >= 0 and (i < 0 or f < i) else i
+
+    return next_at
 
 
 def _read(word: str) -> str:
