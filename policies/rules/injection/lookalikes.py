@@ -6,7 +6,9 @@ Three such tricks are undone here, before the scanner lower-cases the text:
 
 - compatibility letters: fullwidth (`ｉｇｎｏｒｅ`), mathematical (`𝐢𝐠𝐧𝐨𝐫𝐞`), circled,
   squared and letterlike (`ℎ`, Roman numeral `Ⅰ`) letters are read as the ASCII letter
-  Unicode says they are drawn from (their NFKC form), when that is one ASCII letter;
+  Unicode says they are drawn from (their NFKC form), when that is one ASCII letter, and
+  so are a few Latin letters that have no such form but read as one (dotless `ı`,
+  phonetic `ɡ`, small capitals `ɪɢɴᴏʀᴇ`);
 - mixed-script words: a word that mixes Latin, Cyrillic and Greek letters (`ІGNORE` with
   a Cyrillic І, `Рrоvidе` with Cyrillic Р, о, е, `SΥSTEM` with a Greek Υ, `αӏӏ` with a
   Greek α and Cyrillic ӏ) is read in the one script its letters can all be read in: in
@@ -21,8 +23,8 @@ letters: a word wholly in one script (English, Ukrainian, Russian) is never mixe
 words joined by a hyphen, an apostrophe, a digit or a space (`API-ключ`, `3D-модель`,
 `deploy у staging`) are separate words. Out of reach: a word written wholly in Cyrillic
 letters that Ukrainian or Russian also write (`ОВЕУ` for OBEY: reading those in Latin
-would change honest words), and Latin look-alikes without a compatibility form (`ɡ`,
-`ı`).
+would change honest words), and Latin look-alikes outside the small table below (Latin
+letters with a hook or a stroke, such as `ƈ` or `ɨ`).
 
 Every swap is one character for one character, so offsets into the folded text are
 offsets into the original: findings quote and locate the text as it was written.
@@ -73,24 +75,9 @@ _CONTINUATION = bytes(range(0x80, 0xC0))
 # Two letters of different scripts side by side: every mixed word holds such a pair.
 _PAIRS = (b"LC", b"CL")
 _PAIRS_WITH_GREEK = (b"LC", b"CL", b"LG", b"GL", b"GC", b"CG")
-# The UTF-8 lead bytes of Greek and Cyrillic letters: a text without one has no mixed
-# word, and most non-ASCII memory is English with a dash or an emoji.
-_GREEK_CYRILLIC_LEADS = (b"\xcd", b"\xce", b"\xcf", b"\xd0", b"\xd1", b"\xd2", b"\xd3",
-                         b"\xd4")
 
-# Cyrillic letters that Ukrainian and Russian never write, each a twin of a Latin letter, and
-# how their UTF-8 is found cheaply: one translation keeps the lead bytes D0-D4 (as A, B, C,
-# F, F) and the second bytes of those letters (as x, y, z), drops every other byte, and the
-# letters become the pairs below (D3 and D4 lead no Ukrainian or Russian letter at all). A
-# pair found where no such letter stands (an emoji's byte after a lead) only costs the
-# search in the text that follows.
+# Cyrillic letters that Ukrainian and Russian never write, each a twin of a Latin letter.
 FOREIGN_TWINS = "ЅЈҮӀԚԜѕјүӏԛԝһԁ"
-_FOREIGN_MARKS = {0xD0: b"A", 0xD1: b"B", 0xD2: b"C", 0xD3: b"F", 0xD4: b"F",
-                  0x85: b"x", 0x88: b"x", 0x95: b"y", 0x98: b"y", 0xAE: b"z", 0xAF: b"z",
-                  0xBB: b"z"}
-_FOREIGN_BYTES = bytes.maketrans(bytes(_FOREIGN_MARKS), b"".join(_FOREIGN_MARKS.values()))
-_FOREIGN_DROP = bytes(b for b in range(256) if b not in _FOREIGN_MARKS)
-_FOREIGN_PAIRS = (b"F", b"Ax", b"By", b"Cz")
 _FOREIGN = re.compile(f"[{FOREIGN_TWINS}]")
 
 # Where compatibility letters live: letterlike symbols and Roman numerals, circled
@@ -101,8 +88,35 @@ _COMPAT_BLOCKS = ((0x2100, 0x217F), (0x24B6, 0x24E9), (0xFF21, 0xFF5A),
 # How the UTF-8 of those blocks starts: U+2100-U+217F and U+2480-U+24FF (E2 84, E2 85,
 # E2 92, E2 93), U+FF00-U+FF7F (EF), U+1D000-U+1F17F (F0). The E2 ones are searched by a
 # pattern, because E2 also starts the dashes and quotation marks that memory is full of.
-_COMPAT_LEADS = (b"\xef", b"\xf0")
 _COMPAT_E2 = re.compile(rb"\xe2[\x84\x85\x92\x93]")
+
+# Latin letters without a compatibility form that read as ASCII ones: dotless ı and ȷ, the
+# phonetic ɑ and ɡ, and the small capitals (`ɪɢɴᴏʀᴇ`). English, Ukrainian and Russian memory
+# never writes them (a Turkish ı read as i makes no pattern match).
+LATIN_TWINS = {
+    "ı": "i", "ȷ": "j", "ɑ": "a", "ɡ": "g", "ɢ": "g", "ɪ": "i", "ɴ": "n", "ʀ": "r", "ʏ": "y",
+    "ʙ": "b", "ʜ": "h", "ʟ": "l", "ᴀ": "a", "ᴄ": "c", "ᴅ": "d", "ᴇ": "e", "ᴊ": "j", "ᴋ": "k",
+    "ᴍ": "m", "ᴏ": "o", "ᴘ": "p", "ᴛ": "t", "ᴜ": "u", "ᴠ": "v", "ᴡ": "w", "ᴢ": "z", "ꜰ": "f",
+    "ꜱ": "s",
+}
+
+# What the fold looks for, found in one short string that one translation of the UTF-8
+# makes: the lead bytes of Greek letters (G) and of Cyrillic ones (D0-D4 as A, B, C, F, F;
+# a text without either has no mixed word, and most non-ASCII memory is English with a
+# dash or an emoji), the first bytes of the compatibility letters (EF, F0; the E2 ones are
+# searched by the pattern above, because E2 also starts the dashes and quotation marks
+# that memory is full of) and of the Latin twins (K), and the second bytes of the foreign
+# twins (x, y, z), so that Ѕ and Ј read Ax, ѕ and ј By, Ү, ү and һ Cz, and those led by D3
+# or D4 F (which lead no Ukrainian or Russian letter). Every other byte is dropped. A pair
+# found where no such letter stands only costs a search of the text.
+_MARKS = {0xCD: b"G", 0xCE: b"G", 0xCF: b"G", 0xD0: b"A", 0xD1: b"B", 0xD2: b"C",
+          0xD3: b"F", 0xD4: b"F", 0xEF: b"K", 0xF0: b"K",
+          **{c.encode()[0]: b"K" for c in LATIN_TWINS},
+          0x85: b"x", 0x88: b"x", 0x95: b"y", 0x98: b"y", 0xAE: b"z", 0xAF: b"z", 0xBB: b"z"}
+_MARK_BYTES = bytes.maketrans(bytes(_MARKS), b"".join(_MARKS.values()))
+_UNMARKED = bytes(b for b in range(256) if b not in _MARKS)
+_GREEK_CYRILLIC = (b"A", b"B", b"C", b"F", b"G")
+_FOREIGN_PAIRS = (b"F", b"Ax", b"By", b"Cz")
 
 
 @functools.cache
@@ -117,25 +131,28 @@ def _compat() -> dict[int, str]:
             # for a bold digit; only a one-for-one letter keeps offsets and reads as text.
             if len(plain) == 1 and plain.isascii() and plain.isalpha():
                 table[cp] = plain
+    table.update((ord(c), plain) for c, plain in LATIN_TWINS.items())
     return table
 
 
 def fold(text: str, data: bytes) -> str:
     """`text` (`data` its UTF-8) with look-alike letters read as plain ones: a string of
     the same length, `text` itself when no letter changed."""
-    if any(lead in data for lead in _COMPAT_LEADS) or _COMPAT_E2.search(data):
+    marks = data.translate(_MARK_BYTES, _UNMARKED)
+    if b"K" in marks or _COMPAT_E2.search(data):
         plain = text.translate(_compat())  # `№` and `™` share the blocks: may change nothing
         if plain != text:
             text = plain
             data = text.encode("utf-8", "surrogatepass")  # its new letters can be mixed
-    if not any(lead in data for lead in _GREEK_CYRILLIC_LEADS):
+            marks = data.translate(_MARK_BYTES, _UNMARKED)
+    if not any(lead in marks for lead in _GREEK_CYRILLIC):
         return text
     scripts = data.translate(_SCRIPTS, _CONTINUATION)
     if len(scripts) != len(text):  # not the text's UTF-8 after all: offsets come first
         data = text.encode("utf-8", "surrogatepass")
         scripts = data.translate(_SCRIPTS, _CONTINUATION)
+        marks = data.translate(_MARK_BYTES, _UNMARKED)
     next_pair = _pair_finder(scripts, _PAIRS_WITH_GREEK if b"G" in scripts else _PAIRS)
-    marks = data.translate(_FOREIGN_BYTES, _FOREIGN_DROP)
     if any(pair in marks for pair in _FOREIGN_PAIRS):
         next_pair = _with_foreign(next_pair, [m.start() for m in _FOREIGN.finditer(text)])
     i = next_pair(0)
