@@ -7,8 +7,8 @@ Three such tricks are undone here, before the scanner lower-cases the text:
 - compatibility letters: fullwidth (`ｉｇｎｏｒｅ`), mathematical (`𝐢𝐠𝐧𝐨𝐫𝐞`), circled,
   squared and letterlike (`ℎ`, Roman numeral `Ⅰ`) letters are read as the ASCII letter
   Unicode says they are drawn from (their NFKC form), when that is one ASCII letter, and
-  so are a few Latin letters that have no such form but read as one (dotless `ı`,
-  phonetic `ɡ`, small capitals `ɪɢɴᴏʀᴇ`);
+  so are a few letters that have no such form but read as one (dotless `ı`, phonetic
+  `ɡ`, small capitals `ɪɢɴᴏʀᴇ`, Armenian `օ`);
 - mixed-script words: a word that mixes Latin, Cyrillic and Greek letters (`ІGNORE` with
   a Cyrillic І, `Рrоvidе` with Cyrillic Р, о, е, `SΥSTEM` with a Greek Υ, `αӏӏ` with a
   Greek α and Cyrillic ӏ) is read in the one script its letters can all be read in: in
@@ -90,14 +90,15 @@ _COMPAT_BLOCKS = ((0x2100, 0x217F), (0x24B6, 0x24E9), (0xFF21, 0xFF5A),
 # pattern, because E2 also starts the dashes and quotation marks that memory is full of.
 _COMPAT_E2 = re.compile(rb"\xe2[\x84\x85\x92\x93]")
 
-# Latin letters without a compatibility form that read as ASCII ones: dotless ı and ȷ, the
-# phonetic ɑ and ɡ, and the small capitals (`ɪɢɴᴏʀᴇ`). English, Ukrainian and Russian memory
+# Letters without a compatibility form that read as ASCII ones: dotless ı and ȷ, the
+# phonetic ɑ, ɡ and ɩ, the small capitals (`ɪɢɴᴏʀᴇ`), and the Armenian letters drawn like
+# o, u, n, g, q, h (`ignօre` with an Armenian օ). English, Ukrainian and Russian memory
 # never writes them (a Turkish ı read as i makes no pattern match).
 LATIN_TWINS = {
-    "ı": "i", "ȷ": "j", "ɑ": "a", "ɡ": "g", "ɢ": "g", "ɪ": "i", "ɴ": "n", "ʀ": "r", "ʏ": "y",
-    "ʙ": "b", "ʜ": "h", "ʟ": "l", "ᴀ": "a", "ᴄ": "c", "ᴅ": "d", "ᴇ": "e", "ᴊ": "j", "ᴋ": "k",
-    "ᴍ": "m", "ᴏ": "o", "ᴘ": "p", "ᴛ": "t", "ᴜ": "u", "ᴠ": "v", "ᴡ": "w", "ᴢ": "z", "ꜰ": "f",
-    "ꜱ": "s",
+    "ı": "i", "ȷ": "j", "ɑ": "a", "ɡ": "g", "ɩ": "i", "ɢ": "g", "ɪ": "i", "ɴ": "n", "ʀ": "r",
+    "ʏ": "y", "ʙ": "b", "ʜ": "h", "ʟ": "l", "ᴀ": "a", "ᴄ": "c", "ᴅ": "d", "ᴇ": "e", "ᴊ": "j",
+    "ᴋ": "k", "ᴍ": "m", "ᴏ": "o", "ᴘ": "p", "ᴛ": "t", "ᴜ": "u", "ᴠ": "v", "ᴡ": "w", "ᴢ": "z",
+    "ꜰ": "f", "ꜱ": "s", "օ": "o", "ս": "u", "ո": "n", "ց": "g", "զ": "q", "հ": "h",
 }
 
 # What the fold looks for, found in one short string that one translation of the UTF-8
