@@ -104,12 +104,11 @@ LATIN_TWINS = {
 # What the fold looks for, found in one short string that one translation of the UTF-8
 # makes: the lead bytes of Greek letters (G) and of Cyrillic ones (D0-D4 as A, B, C, F, F;
 # a text without either has no mixed word, and most non-ASCII memory is English with a
-# dash or an emoji), the first bytes of the compatibility letters (EF, F0; the E2 ones are
-# searched by the pattern above, because E2 also starts the dashes and quotation marks
-# that memory is full of) and of the Latin twins (K), and the second bytes of the foreign
-# twins (x, y, z), so that Ѕ and Ј read Ax, ѕ and ј By, Ү, ү and һ Cz, and those led by D3
-# or D4 F (which lead no Ukrainian or Russian letter). Every other byte is dropped. A pair
-# found where no such letter stands only costs a search of the text.
+# dash or an emoji), the first bytes of the compatibility letters (EF, F0; E2 by the
+# pattern above) and of the Latin twins (K), and the second bytes of the foreign twins (x,
+# y, z), so that Ѕ and Ј read Ax, ѕ and ј By, Ү, ү and һ Cz, and those led by D3 or D4 F
+# (which lead no Ukrainian or Russian letter). Every other byte is dropped. A pair found
+# where no such letter stands only costs a search of the text.
 _MARKS = {0xCD: b"G", 0xCE: b"G", 0xCF: b"G", 0xD0: b"A", 0xD1: b"B", 0xD2: b"C",
           0xD3: b"F", 0xD4: b"F", 0xEF: b"K", 0xF0: b"K",
           **{c.encode()[0]: b"K" for c in LATIN_TWINS},
