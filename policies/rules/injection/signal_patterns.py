@@ -30,6 +30,8 @@ _MODEL = (r"(?:ai|a\.i\.|assistant|ai\s+assistant|model|language\s+model|llm|cha
 _TO_USER = r"(?:the\s+user|the\s+users|the\s+human|the\s+customer|the\s+operator|anyone)"
 _EMAIL = r"[\w.+-]{1,64}@[\w-]{1,63}(?:\.[\w-]{1,63}){1,4}"
 _IBAN = r"\b[a-z]{2}\d{2}(?:\s?[a-z0-9]{4}){2,7}(?:\s?[a-z0-9]{1,4})?\b"
+# A crypto wallet: an Ethereum address, a Bitcoin one.
+_WALLET = r"\b0x[0-9a-f]{40}\b|\b(?:bc1|[13])[a-z0-9]{25,59}\b"
 _URL = r"(?:https?://|www\.)[^\s)>\]]{3,200}"
 _SECRET = (r"(?:api[\s_-]?keys?|passwords?|passwd|credentials?|secrets?|tokens?|private\s+keys?|"
            r"ssh\s+keys?|cookies?|session\s+(?:ids?|tokens?)|security\s+codes?|2fa\s+codes?|"
@@ -669,8 +671,7 @@ PATTERNS: dict[str, list[tuple[str, str, str, str]]] = {
          r"payment|money|funds|transfer|amount|btc|eth|usdt|crypto|bitcoin|ether|\$\s?\d|"
          r"\d+\s?(?:usd|eur|\$|€|btc|eth)))[^\n]{0,80}?(?:" + _IBAN
          # or a crypto wallet, or an account number
-         + r"|\b0x[0-9a-f]{40}\b|\b(?:bc1|[13])[a-z0-9]{25,59}\b|\baccount\s+(?:number|no\.?|#)"
-         r"\s*:?\s*\d[\d -]{5,})"),
+         + "|" + _WALLET + r"|\baccount\s+(?:number|no\.?|#)\s*:?\s*\d[\d -]{5,})"),
         ("tool", "orders a tool call without the user's approval",
          "at:call$|use$|invoke$|run$|execute$|trigger$|fire$",
          r"\b(?:call|use|invoke|run|execute|trigger|fire)\s+(?:the\s+)?`?[\w.-]+`?\s+"
@@ -766,8 +767,7 @@ PATTERNS: dict[str, list[tuple[str, str, str, str]]] = {
          "at:переказ|переведи|перекажи|надішли|отправь|сделай|зроби",
          r"(?:переказ\w*|переведи|перекажи|надішли|отправь|сделай|зроби)\w*[^\n]{0,60}?"
          r"(?:кошт\w*|грош\w*|деньг\w*|платіж|платеж|транзакці\w+|транзакци\w+|переказ|перевод|"
-         r"btc|eth|usdt|біткоїн\w*|биткоин\w*)[^\n]{0,80}?(?:" + _IBAN + r"|\b0x[0-9a-f]{40}\b|"
-         r"\b(?:bc1|[13])[a-z0-9]{25,59}\b)"),
+         r"btc|eth|usdt|біткоїн\w*|биткоин\w*)[^\n]{0,80}?(?:" + _IBAN + "|" + _WALLET + ")"),
         ("exfil", "orders data sent out",
          "at:send$|forward$|email$|e-mail$|mail$|post$|upload$|share$|dm$|paste$|put$|copy$"
          "|leak$|publish$|text$|sms$",
@@ -783,14 +783,14 @@ PATTERNS: dict[str, list[tuple[str, str, str, str]]] = {
          # a transfer to an IBAN or a wallet, whatever is moved
          r"\b(?:transfer|wire|pay|send|move)\b[^\n]{0,80}?"
          r"(?:\bto\s+|\bwallet\s+|\baccount\s+|\biban\s+){1,3}(?:iban\s+)?(?:" + _IBAN_LONG
-         + r"|\b0x[0-9a-f]{40}\b|\b(?:bc1|[13])[a-z0-9]{25,59}\b)"),
+         + "|" + _WALLET + ")"),
         ("payment", "orders a payment or transfer",
          "back50:recipient$|payee$|beneficiary$",
          # a changed payee: "change the recipient of the rent payment to IBAN ..."
          r"\b(?:change|update|switch|redirect|set)\s+(?:the\s+)?(?:[\w-]+\s+){0,4}?"
          r"(?:recipient|payee|beneficiary)\b[^\n]{0,60}?\bto\s+(?:iban\s+|account\s+|"
          r"wallet\s+){0,2}(?:" + _IBAN_LONG
-         + r"|\b0x[0-9a-f]{40}\b|\b(?:bc1|[13])[a-z0-9]{25,59}\b)"),
+         + "|" + _WALLET + ")"),
         ("payment", "orders a payment or transfer",
          "back100:iban$|рахунок$|счёт$|счет$|гаманець$|кошелёк$|кошелек$",
          r"(?:переказ\w*|перевест\w*|переведи|перекажи|оплат\w*|заплат\w*|зміни\w*|смени\w*|"
