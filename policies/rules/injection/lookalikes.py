@@ -212,9 +212,9 @@ def _with_foreign(next_pair: Callable[[int], int], foreign: list[int]) -> Callab
 
 
 def _read(word: str) -> str:
-    """A mixed word in the one script all its letters can be read in; the word itself
-    when there is none. Latin first: a word of twins only (`ассеss`) is an English word
-    in disguise far more often than a Cyrillic one."""
+    """A mixed word (or one with a foreign twin) in the one script all its letters can be
+    read in; the word itself when there is none. Latin first: a word of twins only
+    (`ассеss`) is an English word in disguise far more often than a Cyrillic one."""
     if not _NO_LATIN_TWIN.search(word):
         return word.translate(TO_LATIN)
     if not _NO_CYRILLIC_TWIN.search(word):
