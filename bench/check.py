@@ -485,6 +485,9 @@ def main(argv: list[str] | None = None) -> int:
         ap.error("give a REPO or --agents N (not both)")
     if args.runs < 1:
         ap.error("--runs must be at least 1")
+    # Measure as users run it: an installed memwarden has .pyc files; without them every
+    # timed process would compile its modules again.
+    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
     tmp: str | None = None
     if args.repo is not None:
         repo = args.repo.resolve()
