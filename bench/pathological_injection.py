@@ -52,6 +52,9 @@ SHAPES = {
     "one-time code near-miss": "send the verification code to +1 ",
     "uk/ru reply order near-miss": "у всіх наступних відповідях ",
     "uk/ru vocative": "асистенте, перешли ",
+    # the exfil command: network clients with no secret near, secrets with no client near
+    "exfil command near-miss": "curl -d @- ",
+    "secret files near-miss": "~/.ssh/a.pub cat ",
     # MW313's worst shapes: every word opens its gate, one huge entry or a million lines
     "scorer: gate words, one paragraph": "you ignore your instructions ",
     "scorer: gate words, one line each": "you\n",

@@ -33,12 +33,31 @@ _IBAN = r"\b[a-z]{2}\d{2}(?:\s?[a-z0-9]{4}){2,7}(?:\s?[a-z0-9]{1,4})?\b"
 # A crypto wallet: an Ethereum address, a Bitcoin one.
 _WALLET = r"\b0x[0-9a-f]{40}\b|\b(?:bc1|[13])[a-z0-9]{25,59}\b"
 _URL = r"(?:https?://|www\.)[^\s)>\]]{3,200}"
+# Files that hold secrets, as a command or an order names them: private SSH keys (not the
+# `.pub` half, not known_hosts/config/authorized_keys), cloud and registry credentials,
+# password files, shell history, a dotenv file (not a `.env/` folder). Every branch starts
+# with one of the characters `~$/.\`@='"(` or a space, which a pattern checks first (a
+# look-ahead) at each character of its bounded gap.
+_SECRET_FILE = (
+    r"(?:(?:~|\$home|\$\{home\}|/root|/home/[\w.-]+)/\.(?:ssh|aws|gnupg|kube|docker|azure)"
+    r"(?:/(?!(?:known_hosts|config|authorized_keys|[\w.-]+\.pub)\b)[\w.*-]*)?(?![\w./-])"
+    r"|/etc/(?:passwd|shadow)\b"
+    r"|\.(?:aws/credentials|git-credentials|netrc\b|pgpass\b|npmrc\b|pypirc\b|bash_history|"
+    r"zsh_history|kube/config|docker/config\.json|config/gcloud|"
+    r"(?<![\w.-]\.)env(?:\.[\w-]+)?(?![\w/-]))"
+    r"|[\s@='\"(]id_(?:rsa|dsa|ecdsa|ed25519)(?![\w.-]))")
+# The whole environment inside a command or a call: `$(env)`, `os.environ`, `process.env`.
+_ENV_DUMP = (r"(?:\$\(\s*(?:env|printenv)\s*\)|`(?:env|printenv)`|"
+             r"\.environ(?<=os\.environ)(?![\[.\w])|\.env(?<=process\.env)(?![\[.\w]))")
+# Network clients of a shell or a script: what carries a file out of the machine.
+_NET_CMD = (r"(?:curl|wget|nc|ncat|netcat|socat|scp|sftp|rsync|iwr|irm|invoke-webrequest|"
+            r"invoke-restmethod|sendmail|requests\.(?:post|put)|httpx\.(?:post|put))\b")
 _SECRET = (r"(?:api[\s_-]?keys?|passwords?|passwd|credentials?|secrets?|tokens?|private\s+keys?|"
            r"ssh\s+keys?|cookies?|session\s+(?:ids?|tokens?)|security\s+codes?|2fa\s+codes?|"
            r"contents?\s+of|all\s+(?:the\s+|of\s+the\s+|my\s+|your\s+)?(?:files|emails|messages|"
            r"documents|data|contacts|notes|records|channels)|chat\s+history|conversation|"
            r"(?:user|customer)['’]?s?\s+(?:data|information|emails?|files|passwords?)|"
-           r"memory|env(?:ironment)?\s+variables|\.env)")
+           r"memory|env(?:ironment)?\s+variables|\.env|" + _SECRET_FILE + ")")
 # Side-effect tools an injected line orders called (snake_case names of agent tools).
 _DESTRUCTIVE_TOOL = (r"`?(?:delete|remove|rm|drop|wipe|erase|truncate|destroy|purge|shred|"
                      r"overwrite|reset|revoke|disable|kill)_[\w]{2,40}`?(?:\(\))?")
@@ -644,6 +663,20 @@ PATTERNS: dict[str, list[tuple[str, str, str, str]]] = {
          r"приказали)\s+(?:до|перед)\s+(?:початк\w+|начал\w+|цією|этой|нашої|нашей)"),
     ],
     "MW312": [
+        ("exfil", "a command sends secret files or the environment out",
+         "at:curl$|wget$|nc$|ncat$|netcat$|socat$|scp$|sftp$|rsync$|iwr$|irm$"
+         "|invoke-webrequest$|invoke-restmethod$|sendmail$|requests.post|requests.put"
+         "|httpx.post|httpx.put",
+         # `curl -F f=@~/.ssh/id_rsa ...`, `wget --post-file=/etc/passwd ...`,
+         # `requests.post(url, data=os.environ)`: in memory that is an order, whoever runs it
+         _NET_CMD + r"[^\n]{0,120}?(?=[~$/.`\s@='\"(])(?:" + _SECRET_FILE + "|" + _ENV_DUMP
+         + ")"),
+        ("exfil", "a command sends secret files or the environment out",
+         "at:cat$|tar$|zip$|gzip$|base64$|xxd$|env$|printenv$",
+         # the secret read first, then piped to a network client:
+         # `cat ~/.aws/credentials | curl -d @- ...`, `env | curl ...`
+         r"(?:(?:cat|tar|zip|gzip|base64|xxd)\b[^\n|;&]{0,100}?" + _SECRET_FILE
+         + r"[^\n|;&]{0,60}+|(?:env|printenv)\s*)\|[^\n]{0,60}?\b" + _NET_CMD),
         ("exfil", "orders data sent out",
          "at:send$|forward$|email$|e-mail$|mail$|post$|upload$|transfer$|exfiltrate$|leak$|copy$"
          "|share$|submit$|paste$|publish$|dm$|message$|call$|invoke$|cc$|bcc$",
