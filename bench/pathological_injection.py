@@ -44,6 +44,7 @@ SHAPES = {
     # look-alike letters: every word mixes scripts, or holds a foreign Cyrillic twin
     "mixed-script words": "a\u0430 ",
     "foreign twins": "\u0405\u0430 ",
+    "accented letters": "caf\u00e9 pr\u00eat ",
     # the directive shapes: a vocative order, a note to the model, a payee change, uk/ru
     "vocative order": "assistant, send ",
     "note to the model": "note to the ai ",

@@ -8,7 +8,8 @@ Three such tricks are undone here, before the scanner lower-cases the text:
   squared and letterlike (`ℎ`, Roman numeral `Ⅰ`) letters are read as the ASCII letter
   Unicode says they are drawn from (their NFKC form), when that is one ASCII letter, and
   so are a few letters that have no such form but read as one (dotless `ı`, phonetic
-  `ɡ`, small capitals `ɪɢɴᴏʀᴇ`, Armenian `օ`);
+  `ɡ`, small capitals `ɪɢɴᴏʀᴇ`, Armenian `օ`), and accented Latin letters are read as
+  their base letter (`ìgnore àll prévious`: NFD gives the letter and combining marks);
 - mixed-script words: a word that mixes Latin, Cyrillic and Greek letters (`ІGNORE` with
   a Cyrillic І, `Рrоvidе` with Cyrillic Р, о, е, `SΥSTEM` with a Greek Υ, `αӏӏ` with a
   Greek α and Cyrillic ӏ) is read in the one script its letters can all be read in: in
@@ -94,6 +95,9 @@ _COMPAT_E2 = re.compile(rb"\xe2[\x84\x85\x92\x93]")
 # phonetic ɑ, ɡ and ɩ, the small capitals (`ɪɢɴᴏʀᴇ`), and the Armenian letters drawn like
 # o, u, n, g, q, h (`ignօre` with an Armenian օ). English, Ukrainian and Russian memory
 # never writes them (a Turkish ı read as i makes no pattern match).
+# Latin-1 Supplement, Latin Extended-A and -B: where the precomposed accented letters are.
+_ACCENTED = (0xC0, 0x250)
+
 LATIN_TWINS = {
     "ı": "i", "ȷ": "j", "ɑ": "a", "ɡ": "g", "ɩ": "i", "ɢ": "g", "ɪ": "i", "ɴ": "n", "ʀ": "r",
     "ʏ": "y", "ʙ": "b", "ʜ": "h", "ʟ": "l", "ᴀ": "a", "ᴄ": "c", "ᴅ": "d", "ᴇ": "e", "ᴊ": "j",
@@ -105,12 +109,13 @@ LATIN_TWINS = {
 # makes: the lead bytes of Greek letters (G) and of Cyrillic ones (D0-D4 as A, B, C, F, F;
 # a text without either has no mixed word, and most non-ASCII memory is English with a
 # dash or an emoji), the first bytes of the compatibility letters (EF, F0; E2 by the
-# pattern above) and of the Latin twins (K), and the second bytes of the foreign twins (x,
-# y, z), so that Ѕ and Ј read Ax, ѕ and ј By, Ү, ү and һ Cz, and those led by D3 or D4 F
-# (which lead no Ukrainian or Russian letter). Every other byte is dropped. A pair found
-# where no such letter stands only costs a search of the text.
+# pattern above), of the accented Latin letters and of the Latin twins (K), and the second
+# bytes of the foreign twins (x, y, z), so that Ѕ and Ј read Ax, ѕ and ј By, Ү, ү and һ Cz,
+# and those led by D3 or D4 F (which lead no Ukrainian or Russian letter). Every other
+# byte is dropped. A pair found where no such letter stands only costs a search of the text.
 _MARKS = {0xCD: b"G", 0xCE: b"G", 0xCF: b"G", 0xD0: b"A", 0xD1: b"B", 0xD2: b"C",
           0xD3: b"F", 0xD4: b"F", 0xEF: b"K", 0xF0: b"K",
+          **{lead: b"K" for lead in range(0xC3, 0xCA)},  # accented Latin, U+00C0-U+027F
           **{c.encode()[0]: b"K" for c in LATIN_TWINS},
           0x85: b"x", 0x88: b"x", 0x95: b"y", 0x98: b"y", 0xAE: b"z", 0xAF: b"z", 0xBB: b"z"}
 _MARK_BYTES = bytes.maketrans(bytes(_MARKS), b"".join(_MARKS.values()))
@@ -131,6 +136,13 @@ def _compat() -> dict[int, str]:
             # for a bold digit; only a one-for-one letter keeps offsets and reads as text.
             if len(plain) == 1 and plain.isascii() and plain.isalpha():
                 table[cp] = plain
+    # Accented Latin letters (`ìgnore àll prévious`) read as their base letter: the NFD
+    # form is that ASCII letter and combining marks only.
+    for cp in range(*_ACCENTED):
+        base = unicodedata.normalize("NFD", chr(cp))
+        if len(base) > 1 and base[0].isascii() and base[0].isalpha() and all(
+                unicodedata.combining(c) for c in base[1:]):
+            table[cp] = base[0]
     table.update((ord(c), plain) for c, plain in LATIN_TWINS.items())
     return table
 
