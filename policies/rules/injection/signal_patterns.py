@@ -33,22 +33,25 @@ _IBAN = r"\b[a-z]{2}\d{2}(?:\s?[a-z0-9]{4}){2,7}(?:\s?[a-z0-9]{1,4})?\b"
 # A crypto wallet: an Ethereum address, a Bitcoin one.
 _WALLET = r"\b0x[0-9a-f]{40}\b|\b(?:bc1|[13])[a-z0-9]{25,59}\b"
 _URL = r"(?:https?://|www\.)[^\s)>\]]{3,200}"
+# Where a path or a word of a command starts (not inside one): the patterns try a secret
+# there only, so a long gap costs one character test per character.
+_TOKEN_START = r"(?<![\w./~${}-])"
 # Files that hold secrets, as a command or an order names them: private SSH keys (not the
-# `.pub` half, not known_hosts/config/authorized_keys), cloud and registry credentials,
-# password files, shell history, a dotenv file (not a `.env/` folder). Every branch starts
-# with one of the characters `~$/.\`@='"(` or a space, which a pattern checks first (a
-# look-ahead) at each character of its bounded gap.
+# `.pub` half, not known_hosts/config/authorized_keys), cloud, registry and Git
+# credentials, password files, shell history, a dotenv file (not a `.env/` folder), in
+# any folder (`~/.ssh`, `$HOME/.aws/credentials`, `/srv/app/.env`, `.netrc`).
 _SECRET_FILE = (
-    r"(?:(?:~|\$home|\$\{home\}|/root|/home/[\w.-]+)/\.(?:ssh|aws|gnupg|kube|docker|azure)"
+    r"(?:[\w.~${}/-]*/)?(?:\.(?:(?:ssh|aws|gnupg|kube|docker|azure)"
     r"(?:/(?!(?:known_hosts|config|authorized_keys|[\w.-]+\.pub)\b)[\w.*-]*)?(?![\w./-])"
-    r"|/etc/(?:passwd|shadow)\b"
-    r"|\.(?:aws/credentials|git-credentials|netrc\b|pgpass\b|npmrc\b|pypirc\b|bash_history|"
-    r"zsh_history|kube/config|docker/config\.json|config/gcloud|"
-    r"(?<![\w.-]\.)env(?:\.[\w-]+)?(?![\w/-]))"
-    r"|[\s@='\"(]id_(?:rsa|dsa|ecdsa|ed25519)(?![\w.-]))")
+    r"|git-credentials|netrc\b|pgpass\b|npmrc\b|pypirc\b|(?:bash|zsh)_history|kube/config"
+    r"|docker/config\.json|config/gcloud|env(?:\.[\w-]+)?(?![\w/-]))"
+    r"|id_(?:rsa|dsa|ecdsa|ed25519)(?![\w.-])|etc/(?:passwd|shadow)\b)")
 # The whole environment inside a command or a call: `$(env)`, `os.environ`, `process.env`.
-_ENV_DUMP = (r"(?:\$\(\s*(?:env|printenv)\s*\)|`(?:env|printenv)`|"
-             r"\.environ(?<=os\.environ)(?![\[.\w])|\.env(?<=process\.env)(?![\[.\w]))")
+_ENV_DUMP = (r"(?:\$\(\s*(?:env|printenv)\s*\)|`(?:env|printenv)`|os\.environ(?![\[.\w])|"
+             r"process\.env(?![\[.\w]))")
+# A key or credentials file given to the client itself is how it logs in, not a leak:
+# `scp -i ~/.ssh/deploy_key`, `curl --cert ...`, `--netrc-file ~/.netrc`, `IdentityFile=`.
+_OWN_LOGIN = r"(?<!-i[ =])(?<!--key[ =])(?<!--cert[ =])(?<!netrc-file[ =])(?<!identityfile[ =])"
 # Network clients of a shell or a script: what carries a file out of the machine.
 _NET_CMD = (r"(?:curl|wget|nc|ncat|netcat|socat|scp|sftp|rsync|iwr|irm|invoke-webrequest|"
             r"invoke-restmethod|sendmail|requests\.(?:post|put)|httpx\.(?:post|put))\b")
@@ -57,7 +60,7 @@ _SECRET = (r"(?:api[\s_-]?keys?|passwords?|passwd|credentials?|secrets?|tokens?|
            r"contents?\s+of|all\s+(?:the\s+|of\s+the\s+|my\s+|your\s+)?(?:files|emails|messages|"
            r"documents|data|contacts|notes|records|channels)|chat\s+history|conversation|"
            r"(?:user|customer)['’]?s?\s+(?:data|information|emails?|files|passwords?)|"
-           r"memory|env(?:ironment)?\s+variables|\.env|" + _SECRET_FILE + ")")
+           r"memory|env(?:ironment)?\s+variables|\.env|" + _TOKEN_START + _SECRET_FILE + ")")
 # Side-effect tools an injected line orders called (snake_case names of agent tools).
 _DESTRUCTIVE_TOOL = (r"`?(?:delete|remove|rm|drop|wipe|erase|truncate|destroy|purge|shred|"
                      r"overwrite|reset|revoke|disable|kill)_[\w]{2,40}`?(?:\(\))?")
@@ -669,13 +672,17 @@ PATTERNS: dict[str, list[tuple[str, str, str, str]]] = {
          "|httpx.post|httpx.put",
          # `curl -F f=@~/.ssh/id_rsa ...`, `wget --post-file=/etc/passwd ...`,
          # `requests.post(url, data=os.environ)`: in memory that is an order, whoever runs it
-         _NET_CMD + r"[^\n]{0,120}?(?=[~$/.`\s@='\"(])(?:" + _SECRET_FILE + "|" + _ENV_DUMP
+         # (the look-ahead finds a secret's name cheaply; the path is then read where it starts)
+         _NET_CMD + r"(?=[^\n]{0,140}?(?:\.(?:ssh|aws|gnupg|kube|docker|azure|git-credentials|"
+         r"netrc|pgpass|npmrc|pypirc|bash_history|zsh_history|config/gcloud|env|environ)|"
+         r"_(?:rsa|dsa|ecdsa|ed25519)|/(?:passwd|shadow)|\$\(\s*(?:env|printenv)|`(?:env|printenv)`))"
+         r"[^\n]{0,120}?" + _TOKEN_START + _OWN_LOGIN + "(?:" + _SECRET_FILE + "|" + _ENV_DUMP
          + ")"),
         ("exfil", "a command sends secret files or the environment out",
          "at:cat$|tar$|zip$|gzip$|base64$|xxd$|env$|printenv$",
          # the secret read first, then piped to a network client:
          # `cat ~/.aws/credentials | curl -d @- ...`, `env | curl ...`
-         r"(?:(?:cat|tar|zip|gzip|base64|xxd)\b[^\n|;&]{0,100}?" + _SECRET_FILE
+         r"(?:(?:cat|tar|zip|gzip|base64|xxd)\b[^\n|;&]{0,100}?" + _TOKEN_START + _SECRET_FILE
          + r"[^\n|;&]{0,60}+|(?:env|printenv)\s*)\|[^\n]{0,60}?\b" + _NET_CMD),
         ("exfil", "orders data sent out",
          "at:send$|forward$|email$|e-mail$|mail$|post$|upload$|transfer$|exfiltrate$|leak$|copy$"
