@@ -40,6 +40,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from memwarden.policies.rules.injection import findings_for, scan
+from memwarden.policies.rules.injection.lookalikes import reading
 from memwarden.policies.rules.injection.scorer import gated_units
 from memwarden.policies.rules.injection.signals import GATE, _occurrences
 
@@ -603,8 +604,9 @@ def score_attacks(items: list[Attack], carriers: dict[str, list[tuple[str, str]]
 
 def scored_units(text: str, first: int, last: int) -> tuple[str, ...]:
     """The gated units of `text` whose MW313 finding would be reported on lines
-    first..last (lower-cased): what a scorer trained in a fold gets to see."""
-    low = text.lower()
+    first..last, as the rule reads them (look-alike letters read as plain ones,
+    lower-cased): what a scorer trained in a fold gets to see."""
+    low = reading(text)[1]
     occ = _occurrences(low).get(GATE)
     if not occ:
         return ()

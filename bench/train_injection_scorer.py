@@ -59,7 +59,9 @@ def part(name: str) -> int:
 
 
 def units(text: str) -> list[str]:
-    """The gated units of `text`, lower-cased: what the rule would score."""
+    """The gated units of `text`, lower-cased as written. The rule scores the same units
+    with look-alike letters read as plain ones (lookalikes.reading); training on that
+    reading was tried and not kept (see docs/injection-eval.md)."""
     low = text.lower()
     occ = _occurrences(low).get(GATE)
     return [low[s:e] for s, e in scorer.gated_units(low, occ)] if occ else []

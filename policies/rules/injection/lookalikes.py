@@ -192,6 +192,21 @@ def fold(text: str, data: bytes) -> str:
     return "".join(out)
 
 
+def reading(text: str, data: bytes | None = None) -> tuple[str, str]:
+    """(plain, low): `text` as every injection rule reads it, its look-alike letters read as
+    plain ones (fold), and that lower-cased; both one character for one with `text`, so
+    offsets into either are offsets into `text`. `data`: `text` as UTF-8, if known. The
+    scorer's training and evaluation read text through this too."""
+    if text.isascii():
+        plain = text
+    else:
+        plain = fold(text, text.encode("utf-8", "surrogatepass") if data is None else data)
+    low = plain.lower()
+    if len(low) != len(plain):  # a few characters (e.g. U+0130) lower-case to two
+        low = "".join(c.lower() if len(c.lower()) == 1 else c for c in plain)
+    return plain, low
+
+
 def _pair_finder(scripts: bytes, pairs: tuple[bytes, ...]) -> Callable[[int], int]:
     """A function giving the first offset at or after `pos` where one of `pairs` stands
     in `scripts` (-1: none). Called with growing positions, each pair's search resumes

@@ -33,7 +33,7 @@ from memwarden.policies.rules.injection.common import (
     _short,
     lazy_in,
 )
-from memwarden.policies.rules.injection.lookalikes import fold
+from memwarden.policies.rules.injection.lookalikes import reading
 from memwarden.policies.rules.injection.markers import (
     _ATTR_RISK,
     _B64_CHARS,
@@ -129,12 +129,7 @@ class _Scanner:
         self.data = text.encode("utf-8", "surrogatepass") if data is None else data
         # Look-alike letters read as plain ones, so every pass sees "ignore" in "ІGNORE"
         # (lookalikes.py). One character for one: offsets into `plain` are offsets into text.
-        plain = text if text.isascii() else fold(text, self.data)
-        self.plain = plain
-        low = plain.lower()
-        if len(low) != len(plain):  # a few characters (e.g. U+0130) lower-case to two
-            low = "".join(c.lower() if len(c.lower()) == 1 else c for c in plain)
-        self.low = low
+        self.plain, self.low = reading(text, self.data)
         self.hits: list[Hit] = []
         self.space_breaks: list[int] = []
         self.comments: list[tuple[int, int]] = []
