@@ -44,17 +44,21 @@ _SECRET_FILE = (
     r"(?:[\w.~${}/-]*/)?(?:\.(?:(?:ssh|aws|gnupg|kube|docker|azure)"
     r"(?:/(?!(?:known_hosts|config|authorized_keys|[\w.-]+\.pub)\b)[\w.*-]*)?(?![\w./-])"
     r"|git-credentials|netrc\b|pgpass\b|npmrc\b|pypirc\b|(?:bash|zsh)_history|kube/config"
-    r"|docker/config\.json|config/gcloud|env(?:\.[\w-]+)?(?![\w/-]))"
+    r"|docker/config\.json|config/gcloud|env(?:\.(?!example|sample|template|dist)[\w-]+)?"
+    r"(?![\w/.-]))"
     r"|id_(?:rsa|dsa|ecdsa|ed25519)(?![\w.-])|etc/(?:passwd|shadow)\b)")
 # The whole environment inside a command or a call: `$(env)`, `os.environ`, `process.env`.
 _ENV_DUMP = (r"(?:\$\(\s*(?:env|printenv)\s*\)|`(?:env|printenv)`|os\.environ(?![\[.\w])|"
              r"process\.env(?![\[.\w]))")
-# A key or credentials file given to the client itself is how it logs in, not a leak:
-# `scp -i ~/.ssh/deploy_key`, `curl --cert ...`, `--netrc-file ~/.netrc`, `IdentityFile=`.
-_OWN_LOGIN = r"(?<!-i[ =])(?<!--key[ =])(?<!--cert[ =])(?<!netrc-file[ =])(?<!identityfile[ =])"
+# A key or credentials file given to the client itself is how it logs in, and a file it
+# downloads into is written, not sent: `scp -i ~/.ssh/deploy_key`, `curl --cert ...`,
+# `--netrc-file ~/.netrc`, `IdentityFile=`, `curl -o .env`, `wget -O .env`.
+_NOT_SENT = (r"(?<!-i[ =])(?<!--key[ =])(?<!--cert[ =])(?<!netrc-file[ =])"
+             r"(?<!identityfile[ =])(?<!-o[ =])(?<!--output[ =])")
 # Network clients of a shell or a script: what carries a file out of the machine.
 _NET_CMD = (r"(?:curl|wget|nc|ncat|netcat|socat|scp|sftp|rsync|iwr|irm|invoke-webrequest|"
-            r"invoke-restmethod|sendmail|requests\.(?:post|put)|httpx\.(?:post|put))\b")
+            r"invoke-restmethod|sendmail|(?:urllib\.request\.)?urlopen|(?:requests|httpx|axios)\.(?:post|put))"
+            r"\b")
 _SECRET = (r"(?:api[\s_-]?keys?|passwords?|passwd|credentials?|secrets?|tokens?|private\s+keys?|"
            r"ssh\s+keys?|cookies?|session\s+(?:ids?|tokens?)|security\s+codes?|2fa\s+codes?|"
            r"contents?\s+of|all\s+(?:the\s+|of\s+the\s+|my\s+|your\s+)?(?:files|emails|messages|"
@@ -668,15 +672,16 @@ PATTERNS: dict[str, list[tuple[str, str, str, str]]] = {
     "MW312": [
         ("exfil", "a command sends secret files or the environment out",
          "at:curl$|wget$|nc$|ncat$|netcat$|socat$|scp$|sftp$|rsync$|iwr$|irm$"
-         "|invoke-webrequest$|invoke-restmethod$|sendmail$|requests.post|requests.put"
-         "|httpx.post|httpx.put",
+         "|invoke-webrequest$|invoke-restmethod$|sendmail$|urlopen$|urllib.request.urlopen"
+         "|requests.post|requests.put"
+         "|httpx.post|httpx.put|axios.post|axios.put",
          # `curl -F f=@~/.ssh/id_rsa ...`, `wget --post-file=/etc/passwd ...`,
          # `requests.post(url, data=os.environ)`: in memory that is an order, whoever runs it
          # (the look-ahead finds a secret's name cheaply; the path is then read where it starts)
          _NET_CMD + r"(?=[^\n]{0,140}?(?:\.(?:ssh|aws|gnupg|kube|docker|azure|git-credentials|"
          r"netrc|pgpass|npmrc|pypirc|bash_history|zsh_history|config/gcloud|env|environ)|"
          r"_(?:rsa|dsa|ecdsa|ed25519)|/(?:passwd|shadow)|\$\(\s*(?:env|printenv)|`(?:env|printenv)`))"
-         r"[^\n]{0,120}?" + _TOKEN_START + _OWN_LOGIN + "(?:" + _SECRET_FILE + "|" + _ENV_DUMP
+         r"[^\n]{0,120}?" + _TOKEN_START + _NOT_SENT + "(?:" + _SECRET_FILE + "|" + _ENV_DUMP
          + ")"),
         ("exfil", "a command sends secret files or the environment out",
          "at:cat$|tar$|zip$|gzip$|base64$|xxd$|env$|printenv$",
