@@ -677,18 +677,19 @@ PATTERNS: dict[str, list[tuple[str, str, str, str]]] = {
          "|httpx.post|httpx.put|axios.post|axios.put",
          # `curl -F f=@~/.ssh/id_rsa ...`, `wget --post-file=/etc/passwd ...`,
          # `requests.post(url, data=os.environ)`: in memory that is an order, whoever runs it
-         # (the look-ahead finds a secret's name cheaply; the path is then read where it starts)
-         _NET_CMD + r"(?=[^\n]{0,140}?(?:\.(?:ssh|aws|gnupg|kube|docker|azure|git-credentials|"
+         # (the look-ahead finds a secret's name cheaply; the path is then read where it
+         # starts; the command may go on over lines that end in `\`, `(`, `,`, `{` or `[`)
+         _NET_CMD + r"(?=[\s\S]{0,140}?(?:\.(?:ssh|aws|gnupg|kube|docker|azure|git-credentials|"
          r"netrc|pgpass|npmrc|pypirc|bash_history|zsh_history|config/gcloud|env|environ)|"
          r"_(?:rsa|dsa|ecdsa|ed25519)|/(?:passwd|shadow)|\$\(\s*(?:env|printenv)|`(?:env|printenv)`))"
-         r"[^\n]{0,120}?" + _TOKEN_START + _NOT_SENT + "(?:" + _SECRET_FILE + "|" + _ENV_DUMP
-         + ")"),
+         r"(?:[^\n]|(?<=[\\(,{\[])\n){0,120}?" + _TOKEN_START + _NOT_SENT + "(?:" + _SECRET_FILE
+         + "|" + _ENV_DUMP + ")"),
         ("exfil", "a command sends secret files or the environment out",
          "at:cat$|tar$|zip$|gzip$|base64$|xxd$|env$|printenv$",
          # the secret read first, then piped to a network client:
          # `cat ~/.aws/credentials | curl -d @- ...`, `env | curl ...`
          r"(?:(?:cat|tar|zip|gzip|base64|xxd)\b[^\n|;&]{0,100}?" + _TOKEN_START + _SECRET_FILE
-         + r"[^\n|;&]{0,60}+|(?:env|printenv)\s*)\|[^\n]{0,60}?\b" + _NET_CMD),
+         + r"[^\n|;&]{0,60}+|(?:env|printenv)\s*)\|[ \t]*\\?\n?[^\n]{0,60}?\b" + _NET_CMD),
         ("exfil", "orders data sent out",
          "at:send$|forward$|email$|e-mail$|mail$|post$|upload$|transfer$|exfiltrate$|leak$|copy$"
          "|share$|submit$|paste$|publish$|dm$|message$|call$|invoke$|cc$|bcc$",
