@@ -56,6 +56,7 @@ SHAPES = {
     # the exfil command: network clients with no secret near, secrets with no client near
     "exfil command near-miss": "curl -d @- ",
     "secret files near-miss": "~/.ssh/a.pub cat ",
+    "exfil command over lines": "curl x \\\n",
     # MW313's worst shapes: every word opens its gate, one huge entry or a million lines
     "scorer: gate words, one paragraph": "you ignore your instructions ",
     "scorer: gate words, one line each": "you\n",

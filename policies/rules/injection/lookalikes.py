@@ -196,7 +196,7 @@ def reading(text: str, data: bytes | None = None) -> tuple[str, str]:
     """(plain, low): `text` as every injection rule reads it, its look-alike letters read as
     plain ones (fold), and that lower-cased; both one character for one with `text`, so
     offsets into either are offsets into `text`. `data`: `text` as UTF-8, if known. The
-    scorer's training and evaluation read text through this too."""
+    evaluation's leave-one-source-out scorers read text through this too."""
     if text.isascii():
         plain = text
     else:
