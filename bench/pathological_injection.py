@@ -88,7 +88,8 @@ def main(argv: list[str] | None = None) -> int:
     for name, unit in SHAPES.items():
         n = max(1, size // len(unit.encode()))
         one, two = timed(unit * n), timed(unit * (2 * n))
-        ratio = two / one if one > 0.005 else 1.0
+        # A ratio of times of a few milliseconds is the timer's and the scheduler's noise.
+        ratio = two / one if one > 0.02 else 1.0
         ok = one <= 2.0 and ratio <= 2.5
         failed += not ok
         print(f"| {name} | {one:.3f} | {two:.3f} | {ratio:.2f} | {'yes' if ok else 'NO'} |")

@@ -64,7 +64,8 @@ _SECRET = (r"(?:api[\s_-]?keys?|passwords?|passwd|credentials?|secrets?|tokens?|
            r"contents?\s+of|all\s+(?:the\s+|of\s+the\s+|my\s+|your\s+)?(?:files|emails|messages|"
            r"documents|data|contacts|notes|records|channels)|chat\s+history|conversation|"
            r"(?:user|customer)['’]?s?\s+(?:data|information|emails?|files|passwords?)|"
-           r"memory|env(?:ironment)?\s+variables|\.env|" + _TOKEN_START + _SECRET_FILE + ")")
+           r"memory|env(?:ironment)?\s+variables|\.env|(?=[~$/.]|id_)" + _TOKEN_START + _SECRET_FILE
+           + ")")
 # Side-effect tools an injected line orders called (snake_case names of agent tools).
 _DESTRUCTIVE_TOOL = (r"`?(?:delete|remove|rm|drop|wipe|erase|truncate|destroy|purge|shred|"
                      r"overwrite|reset|revoke|disable|kill)_[\w]{2,40}`?(?:\(\))?")
