@@ -45,6 +45,8 @@ SHAPES = {
     "mixed-script words": "a\u0430 ",
     "foreign twins": "\u0405\u0430 ",
     "accented letters": "caf\u00e9 pr\u00eat ",
+    "decomposed accents": "e\u0301 ",
+    "soft hyphens": "ig\u00adnore ",
     # the directive shapes: a vocative order, a note to the model, a payee change, uk/ru
     "vocative order": "assistant, send ",
     "note to the model": "note to the ai ",

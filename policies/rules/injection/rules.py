@@ -16,6 +16,7 @@ from memwarden.policies.rules.injection.common import (
     HEX_MIN,
     MAX_PER_RULE,
     SCANNED_KINDS,
+    SNIPPET_MAX,
     Hit,
     _line_end,
     lazy_in,
@@ -33,7 +34,52 @@ def scan(text: str, kind: str = "facts", json_mode: bool = False, *,
     has anyway): the invisible-character proof then needs no encoding of its own."""
     if json_mode:
         return _scan_json(text, kind, walk)
+    if not text.isascii() and _MARKED_LETTER.search(text):
+        return _scan_unmarked(text, kind, walk)
     return _Scanner(text, kind, walk, data).run()
+
+
+# Characters inside a word that split it for every pattern while the word reads the same:
+# a combining mark right after an ASCII letter (`i` + U+0300 for `ì`, as decomposed text
+# writes it), and the soft hyphen and the combining grapheme joiner, which MW304 lets pass
+# as typography and which render as nothing (`ig<U+00AD>nore`). They are left out of the
+# scanned text and the hits mapped back, as JSON strings are.
+_MARKED_LETTER = _lazy("_MARKED_LETTER",
+                       "(?<=[A-Za-z])[\u0300-\u036f\u00ad]+|(?<=\\w)[\u00ad\u034f]+")
+
+
+def _scan_unmarked(text: str, kind: str, walk: bool | None = None) -> list[Hit]:
+    """Scan `text` without the characters _MARKED_LETTER finds; each hit located and quoted
+    in `text`, as written, and saying how it was read."""
+    import bisect
+    from array import array
+
+    # Offsets in the scanned text where characters were left out, and how many were left
+    # out up to there: machine integers, as a hostile file may hold a million such places.
+    cuts, shift = array("q"), array("q")
+    removed = 0
+    for m in _MARKED_LETTER.finditer(text):
+        cuts.append(m.start() - removed)
+        removed += m.end() - m.start()
+        shift.append(removed)
+
+    def where(i: int) -> int:  # offset in text of character i of the scanned text
+        k = bisect.bisect_right(cuts, i) - 1
+        return i + (shift[k] if k >= 0 else 0)
+
+    out = []
+    for h in _Scanner(_MARKED_LETTER.sub("", text), kind, walk).run():
+        start = where(h.start)
+        end = where(h.end - 1) + 1 if h.end > h.start else start
+        mark = _MARKED_LETTER.match(text, end)  # the marks of its last letter
+        if mark is not None:
+            end = mark.end()
+        message = h.message
+        if _MARKED_LETTER.search(text, start, end):
+            message += " (spelled with combining marks or soft hyphens, read without them)"
+        out.append(Hit(h.rule, h.severity, start, end, message,
+                       text[start:end][:SNIPPET_MAX * 4]))
+    return out
 
 
 _JSON_STRING = _lazy("_JSON_STRING", r'"(?:[^"\\\n]|\\.)*"')
