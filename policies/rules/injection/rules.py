@@ -34,6 +34,11 @@ def scan(text: str, kind: str = "facts", json_mode: bool = False, *,
     has anyway): the invisible-character proof then needs no encoding of its own."""
     if json_mode:
         return _scan_json(text, kind, walk)
+    return _scan_text(text, kind, walk, data)
+
+
+def _scan_text(text: str, kind: str, walk: bool | None = None,
+               data: bytes | None = None) -> list[Hit]:
     if not text.isascii() and _MARKED_LETTER.search(text):
         return _scan_unmarked(text, kind, walk)
     return _Scanner(text, kind, walk, data).run()
@@ -92,7 +97,7 @@ def _scan_json(text: str, kind: str, walk: bool | None = None) -> list[Hit]:
     takes the full way (_scan_json_mapped), which finds the same virtual text."""
     if "\\" not in text:
         parts = [t[1:-1] for t in _JSON_STRING.findall(text) if len(t) >= 4]
-        if not parts or not _Scanner("\n".join(parts), kind, walk).run():
+        if not parts or not _scan_text("\n".join(parts), kind, walk):
             return []
     return _scan_json_mapped(text, kind, walk)
 
@@ -126,7 +131,7 @@ def _scan_json_mapped(text: str, kind: str, walk: bool | None = None) -> list[Hi
     import bisect
 
     out = []
-    for h in _Scanner(virtual, kind, walk).run():
+    for h in _scan_text(virtual, kind, walk):
         k = bisect.bisect_right(seg_starts, h.start) - 1
         off = h.start - seg_starts[k]
         raw = raw_starts[k] + (off if exact[k] else 0)
