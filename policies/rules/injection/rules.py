@@ -39,8 +39,14 @@ def scan(text: str, kind: str = "facts", json_mode: bool = False, *,
 
 def _scan_text(text: str, kind: str, walk: bool | None = None,
                data: bytes | None = None) -> list[Hit]:
-    if not text.isascii() and _MARKED_LETTER.search(text):
-        return _scan_unmarked(text, kind, walk)
+    if not text.isascii():
+        if data is None:
+            data = text.encode("utf-8", "surrogatepass")
+        # Byte tests first (the UTF-8 lead bytes of the combining marks, the soft hyphen):
+        # the pattern's look-behinds would try every character of every non-ASCII text.
+        if (b"\xcc" in data or b"\xcd" in data or b"\xc2\xad" in data) and \
+                _MARKED_LETTER.search(text):
+            return _scan_unmarked(text, kind, walk)
     return _Scanner(text, kind, walk, data).run()
 
 
