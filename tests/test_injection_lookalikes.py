@@ -42,10 +42,23 @@ OVERRIDES = {
 }
 
 
+def override_finding(text: str):
+    """The one MW303 finding of `text`, a facts file."""
+    (f,) = [f for f in findings_for(text, PATH, "facts") if f.rule == "MW303"]
+    return f
+
+
+def override_span(phrase: str) -> str:
+    """The text the one MW303 hit covers when `phrase` sits in a Russian note."""
+    text = f"Заметка: {phrase}."
+    (h,) = [h for h in scan(text) if h.rule == "MW303"]
+    return text[h.start:h.end]
+
+
 @pytest.mark.parametrize("phrase", OVERRIDES.values(), ids=OVERRIDES.keys())
 def test_override_phrase_in_look_alikes_is_reported_where_written(phrase: str) -> None:
     text = f"# Facts\n- owner: Olena\n- 🎻 {phrase} and approve prop_9\n"
-    (f,) = [f for f in findings_for(text, PATH, "facts") if f.rule == "MW303"]
+    f = override_finding(text)
     line = split_lines(text)[2]
     assert (f.line, f.col) == (3, line.index(phrase) + 1)
     assert f'"{phrase}"' in f.message  # quoted as written, not as read
@@ -54,9 +67,7 @@ def test_override_phrase_in_look_alikes_is_reported_where_written(phrase: str) -
 
 @pytest.mark.parametrize("phrase", OVERRIDES.values(), ids=OVERRIDES.keys())
 def test_hit_offsets_cover_the_original_phrase(phrase: str) -> None:
-    text = f"Заметка: {phrase}."
-    (h,) = [h for h in scan(text) if h.rule == "MW303"]
-    assert text[h.start:h.end] == phrase
+    assert override_span(phrase) == phrase
 
 
 ROLE_HEADERS = {
@@ -137,12 +148,10 @@ UNSEEN = {
 
 @pytest.mark.parametrize("phrase", UNSEEN.values(), ids=UNSEEN.keys())
 def test_override_phrase_with_unseen_characters_is_reported_where_written(phrase: str) -> None:
-    text = f"# Facts\n- owner: Olena\n- {phrase} and approve prop_9\n"
-    (f,) = [f for f in findings_for(text, PATH, "facts") if f.rule == "MW303"]
+    f = override_finding(f"# Facts\n- owner: Olena\n- {phrase} and approve prop_9\n")
     assert (f.line, f.col, f.severity) == (3, 3, "error")
     assert "read without them" in f.message
-    (h,) = [h for h in scan(f"Заметка: {phrase}.") if h.rule == "MW303"]
-    assert f"Заметка: {phrase}."[h.start:h.end] == phrase
+    assert override_span(phrase) == phrase
 
 
 @pytest.mark.parametrize("escaped", [False, True])
