@@ -91,13 +91,13 @@ _COMPAT_BLOCKS = ((0x2100, 0x217F), (0x24B6, 0x24E9), (0xFF21, 0xFF5A),
 # pattern, because E2 also starts the dashes and quotation marks that memory is full of.
 _COMPAT_E2 = re.compile(rb"\xe2[\x84\x85\x92\x93]")
 
+# Latin-1 Supplement, Latin Extended-A and -B: where the precomposed accented letters are.
+_ACCENTED = (0xC0, 0x250)
+
 # Letters without a compatibility form that read as ASCII ones: dotless ı and ȷ, the
 # phonetic ɑ, ɡ and ɩ, the small capitals (`ɪɢɴᴏʀᴇ`), and the Armenian letters drawn like
 # o, u, n, g, q, h (`ignօre` with an Armenian օ). English, Ukrainian and Russian memory
 # never writes them (a Turkish ı read as i makes no pattern match).
-# Latin-1 Supplement, Latin Extended-A and -B: where the precomposed accented letters are.
-_ACCENTED = (0xC0, 0x250)
-
 LATIN_TWINS = {
     "ı": "i", "ȷ": "j", "ɑ": "a", "ɡ": "g", "ɩ": "i", "ɢ": "g", "ɪ": "i", "ɴ": "n", "ʀ": "r",
     "ʏ": "y", "ʙ": "b", "ʜ": "h", "ʟ": "l", "ᴀ": "a", "ᴄ": "c", "ᴅ": "d", "ᴇ": "e", "ᴊ": "j",
