@@ -76,7 +76,7 @@ def _yaml_view(lines: list[str]):
     return doc
 
 
-@settings(max_examples=800, deadline=None)
+@settings(max_examples=400, deadline=None)
 @given(st.lists(BLOCKS, max_size=6))
 def test_nested_fast_path_agrees_with_yaml(blocks):
     lines = [line for block in blocks for line in block]
@@ -129,7 +129,7 @@ PLAIN_BLOCKS = st.one_of(
 )
 
 
-@settings(max_examples=800, deadline=None)
+@settings(max_examples=400, deadline=None)
 @given(st.lists(PLAIN_BLOCKS, max_size=6))
 def test_nested_fast_path_agrees_with_yaml_on_plain_blocks(blocks):
     test_nested_fast_path_agrees_with_yaml.hypothesis.inner_test(blocks)

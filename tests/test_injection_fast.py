@@ -95,7 +95,7 @@ _TEXT = st.lists(st.one_of(
 ), max_size=40).map("".join)
 
 
-@settings(max_examples=1500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(text=_TEXT)
 def test_walk_equals_tries_on_generated_text(text: str) -> None:
     assert_same(text)
@@ -151,7 +151,7 @@ _KEY_TEXT = st.lists(st.one_of(
 ), max_size=40).map("".join)
 
 
-@settings(max_examples=1500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(text=_KEY_TEXT)
 def test_one_search_equals_two_on_generated_text(text: str) -> None:
     if text:

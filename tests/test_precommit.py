@@ -3,12 +3,13 @@
 pre-commit installs hooks from a git repository, and the project's working tree is not a
 clean commit, so a session fixture copies the project source into a temporary git repo and
 builds the hook environment once (a real `pip install` of memwarden and its dependencies)
-under a session-wide PRE_COMMIT_HOME. Each test then makes a memory repository that uses
-the hooks, installs them as git hooks and commits through them.
+under a PRE_COMMIT_HOME shared by the whole run. Each test then makes a memory repository
+that uses the hooks, installs them as git hooks and commits through them.
 """
 
 from __future__ import annotations
 
+import fcntl
 import os
 import re
 import shutil
@@ -65,31 +66,48 @@ def _copy_source(dest: Path) -> None:
             shutil.copy2(src, dest / name)
 
 
+def _shared_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The run's temporary folder, which all xdist workers of the run share."""
+    base = tmp_path_factory.getbasetemp()
+    return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+
+
 @pytest.fixture(scope="session")
 def pc(tmp_path_factory: pytest.TempPathFactory) -> PreCommit:
-    base = tmp_path_factory.mktemp("precommit")
+    """One hook repository and one built hook environment for the whole run: the first
+    process to get here builds them under a lock, the others (xdist workers) wait and
+    reuse them, as pre-commit itself shares one store between runs."""
+    root = _shared_dir(tmp_path_factory)
+    base = root / "precommit"
     home = base / "home"
-    home.mkdir()
     env = {k: v for k, v in os.environ.items()
            if not k.startswith(("GIT_", "PRE_COMMIT")) and k != "MEMWARDEN_CONFIG"}
     env.update(GIT_ENV)
     env.update({"HOME": str(home), "GIT_CONFIG_GLOBAL": str(home / ".gitconfig"),
                 "PRE_COMMIT_HOME": str(base / "cache"), "PRE_COMMIT_COLOR": "never"})
     hook_repo = base / "memwarden-hooks"
-    hook_repo.mkdir()
-    _copy_source(hook_repo)
     pc = PreCommit(hook_repo, "", env)
-    pc.git(hook_repo, "init", "-q", "-b", "main")
-    pc.git(hook_repo, "add", "-A")
-    pc.git(hook_repo, "commit", "-q", "-m", "memwarden hooks under test")
-    pc.rev = pc.git(hook_repo, "rev-parse", "HEAD").strip()
-    # Build the hook environment once for the whole session.
-    boot = base / "bootstrap"
-    boot.mkdir()
-    pc.git(boot, "init", "-q", "-b", "main")
-    (boot / ".pre-commit-config.yaml").write_text(pc.config(), encoding="utf-8")
-    proc = pc.pre_commit(boot, "install-hooks")
-    assert proc.returncode == 0, proc.stdout + proc.stderr
+    ready = base / "ready"
+    with open(root / "precommit.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not ready.exists():
+            shutil.rmtree(base, ignore_errors=True)  # a build that failed half-way
+            home.mkdir(parents=True)
+            hook_repo.mkdir()
+            _copy_source(hook_repo)
+            pc.git(hook_repo, "init", "-q", "-b", "main")
+            pc.git(hook_repo, "add", "-A")
+            pc.git(hook_repo, "commit", "-q", "-m", "memwarden hooks under test")
+            rev = pc.git(hook_repo, "rev-parse", "HEAD").strip()
+            boot = base / "bootstrap"
+            boot.mkdir()
+            pc.git(boot, "init", "-q", "-b", "main")
+            (boot / ".pre-commit-config.yaml").write_text(
+                PreCommit(hook_repo, rev, env).config(), encoding="utf-8")
+            proc = pc.pre_commit(boot, "install-hooks")
+            assert proc.returncode == 0, proc.stdout + proc.stderr
+            ready.write_text(rev, encoding="utf-8")
+    pc.rev = ready.read_text(encoding="utf-8")
     return pc
 
 
@@ -238,15 +256,35 @@ def test_agent_contract_hook_runs_on_agent_md(pc, memory_repo):
     assert "agents/Bad_Slug/_agent.md:1:1: MW507" in out
 
 
+# -- the hook environment: memwarden without the service extra ---------------------------
+
+def test_hook_environment_has_no_service_and_says_how_to_get_it(pc, tmp_path):
+    (exe,) = Path(pc.env["PRE_COMMIT_HOME"]).glob("*/py_env-*/bin/memwarden")
+    python = exe.with_name("python")
+    for module in ("mcp", "fastapi", "uvicorn", "jwt"):  # the `serve` extra stayed out
+        proc = pc.run(tmp_path, str(python), "-c", f"import {module}")
+        assert proc.returncode == 1 and "ModuleNotFoundError" in proc.stderr, module
+    pc.git(tmp_path, "init", "-q")
+    for args in (["serve"], ["mcp", "--agent", "a"],
+                 ["token", "issue", "--sub", "a", "--scope", "memory:read"]):
+        proc = pc.run(tmp_path, str(exe), *args)
+        assert proc.returncode == 2, (args, proc.stdout, proc.stderr)
+        assert "Traceback" not in proc.stderr, proc.stderr
+        assert "pip install 'memwarden[serve]'" in proc.stderr, proc.stderr
+        assert "mcp, fastapi, uvicorn, PyJWT, cryptography" in proc.stderr, proc.stderr
+    proc = pc.run(tmp_path, str(exe), "check", "--all")  # checking needs none of it
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
 # -- try-repo and wall time ----------------------------------------------------------------
 
 def test_try_repo(pc, memory_repo):
+    # try-repo builds the hook environment afresh in a temporary store: one call is enough
+    # (the skip of non-memory files is test_non_memory_file_alone_is_skipped's).
     write_files(memory_repo, {"memory/a/notes.txt": "stray\n"})
     pc.git(memory_repo, "add", "-A")
     proc = pc.pre_commit(memory_repo, "try-repo", str(pc.hook_repo), "memwarden-check",
                          "--ref", pc.rev, "--files", "memory/a/notes.txt")
-    assert proc.returncode == 1 and "MW506" in proc.stdout, proc.stdout + proc.stderr
-    proc = pc.pre_commit(memory_repo, "try-repo", str(pc.hook_repo), "memwarden-check",
-                         "--ref", pc.rev, "--files", "README.md")
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert hook_status(proc.stdout, CHECK) == "(no files to check)Skipped"
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert hook_status(proc.stdout, CHECK) == "Failed", proc.stdout
+    assert "memory/a/notes.txt:1:1: MW506" in proc.stdout, proc.stdout

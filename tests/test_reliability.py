@@ -6,8 +6,9 @@ so eviction runs, some refused by policy or still over the limit after eviction)
 runs once (module fixture); each test checks one invariant of SPEC §4 on the result.
 
 Part B SIGKILLs `memwarden apply --all` (with and without --push) at seeded random points
-over its whole run, 50+ times, and checks that git stays sound, main never rewinds,
-history verifies, and a re-run finishes the work without applying anything twice.
+over its whole run, 46+ times (40 spread over the run, 6 right after main moves), and
+checks that git stays sound, main never rewinds, history verifies, and a re-run finishes
+the work without applying anything twice.
 
 Part C holds minimal, deterministic reproductions of the apply bugs A and B ran into (a
 lost branch race not retried, a touched file mistaken for an edit, a stale main.lock
@@ -47,7 +48,7 @@ BULKY = ("the digest now carries per-folder statistics, the reviewer's notes on 
 RACE_AGENTS = 30
 RACE_PER_AGENT = 10  # 300 proposals
 RACERS = 8
-CRASH_RUNS = 50
+CRASH_RUNS = 40
 
 
 # --------------------------------------------------------------------------- fixtures

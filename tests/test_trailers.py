@@ -48,7 +48,7 @@ def messages(draw: st.DrawFn) -> str:
     return subject + "\n" + "\n".join(body) + ending
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(messages())
 def test_agrees_with_git(message):
     ours = format_parsed(parse_trailers(message))  # must return, whatever git does

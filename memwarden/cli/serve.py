@@ -1,11 +1,13 @@
 """`memwarden serve`, `memwarden mcp` and `memwarden token issue`: the service's front doors.
 
 Only click at import time; the service (FastAPI, uvicorn, the MCP SDK, PyJWT) loads inside
-the commands, so no other command pays for it.
+the commands, so no other command pays for it. Those packages are the `serve` extra
+(`pip install 'memwarden[serve]'`): the pre-commit hook and the CI gate go without them.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import sys
 from typing import Any
 
@@ -16,6 +18,20 @@ from memwarden.model.errors import MemwardenError
 _REPO_HELP = "The memory repository (a work tree or a bare repository; default: here)."
 _CONFIG_HELP = ("memwarden.toml to use (default: the work tree's, else the one committed on "
                 "main).")
+
+
+# module -> the distribution pip installs it from
+_SERVICE_PACKAGES = {"mcp": "mcp", "fastapi": "fastapi", "uvicorn": "uvicorn", "jwt": "PyJWT",
+                     "cryptography": "cryptography"}
+
+
+def _need_service_packages() -> None:
+    """Without the `serve` extra, say what to install rather than fail on an import."""
+    missing = [dist for module, dist in _SERVICE_PACKAGES.items()
+               if importlib.util.find_spec(module) is None]
+    if missing:
+        raise MemwardenError(f"the service needs {', '.join(missing)}, which are not "
+                             "installed: pip install 'memwarden[serve]'")
 
 
 def _service(repo: str, config_path: str | None) -> Any:
@@ -71,6 +87,7 @@ def serve_cmd(repo: str, host: str | None, port: int | None, config_path: str | 
     MCP streamable HTTP endpoint at /mcp, /health and /openapi.json. Every request except
     /health needs a bearer JWT ([service.auth] in memwarden.toml). Reads come from main;
     writes are proposal branches; main never moves."""
+    _need_service_packages()
     raise SystemExit(run_http(repo, config_path, host, port, access_log))
 
 
@@ -89,6 +106,7 @@ def mcp_cmd(repo: str, agent: str | None, transport: str, host: str | None,
     """Run the MCP server (tools read-memory, propose-memory-update, memory-diff,
     memory-snapshot, memory-search, memory-context, memory-entities, memory-layer2,
     proposal-status). stdio carries no credentials: the caller is --agent."""
+    _need_service_packages()
     if transport == "http":
         raise SystemExit(run_http(repo, config_path, host, port, None))
     from memwarden.service.core import AGENT_RE
@@ -128,6 +146,7 @@ def token_group() -> None:
 def token_issue_cmd(sub: str, scopes: tuple[str, ...], ttl: int, key_file: str | None,
                     repo: str, config_path: str | None) -> None:
     """Print a signed JWT with sub, scope, aud, iss, iat and exp from [service.auth]."""
+    _need_service_packages()
     from pathlib import Path
 
     from memwarden.git.repo import open_repo
