@@ -59,6 +59,10 @@ SHAPES = {
     "exfil command near-miss": "curl -d @- ",
     "secret files near-miss": "~/.ssh/a.pub cat ",
     "exfil command over lines": "curl x \\\n",
+    # orders to coding agents: task tags and "AI agents: when you edit this"
+    "task tag near-miss": "todo( ai ) ",
+    "coding agents near-miss": "ai coding agents: when you edit ",
+    "note for AI tools near-miss": "important for llm-based ",
     # MW313's worst shapes: every word opens its gate, one huge entry or a million lines
     "scorer: gate words, one paragraph": "you ignore your instructions ",
     "scorer: gate words, one line each": "you\n",

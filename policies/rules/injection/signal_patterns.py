@@ -87,7 +87,8 @@ _UK_RU_INSTR = r"(?:інструкці\w*|инструкци\w*|вказівк\w
 _AI_NOUN = (r"(?:ai|a\.i\.|assistant|ai\s+assistant|chatbot|bot|llm|language\s+model|"
             r"ai\s+agent|coding\s+(?:assistant|agent))")
 _AI_NOUN_UKRU = (r"(?:ші|шi|ии|асистент\w*|ассистент\w*|помічник\w*|помощник\w*|"
-                 r"(?:мовн|языков)\w*\s+модел\w*|ші-асистент\w*|ии-ассистент\w*|чат-бот\w*|"
+                 r"(?:мовн|языков)\w*\s+модел\w*|ші-асистент\w*|ии-ассистент\w*|"
+                 r"(?:ші|шi|ии)-агент\w*|чат-бот\w*|"
                  r"бот\w*)")
 _IMPERATIVE = (r"(?:please\s+)?(?:book|invite|create|move|change|buy|order|cancel|update|grant|"
                r"give|forward|send|e-?mail|reply|respond|answer|output|print|reveal|ignore|"
@@ -362,21 +363,28 @@ PATTERNS: dict[str, list[tuple[str, str, str, str]]] = {
          r"ничего\s+не\s+говори)\s+(?:про\s+це\s+|об\s+этом\s+)?(?:користувачу|користувачеві|"
          r"пользователю)"),
         ("address", "addresses the model directly",
-         "at:note$|message$|reminder$|attention$|notice$|memo$|instructions$|p.s.$|ps$",
+         "at:note$|message$|reminder$|attention$|notice$|memo$|instructions$|p.s.$|ps$"
+         "|important$",
          # "Note to the AI reading this page:", "NOTE for AI coding assistants:", "Reminder for
-         # the model:", "Message for the automated reviewer:"
-         r"\b(?:note|notes|message|reminder|attention|notice|memo|instructions|p\.?s\.?)\s+"
+         # the model:", "Message for the automated reviewer:", "IMPORTANT for LLM-based tools:"
+         r"\b(?:note|notes|message|reminder|attention|notice|memo|instructions|p\.?s\.?|"
+         r"important)\s+"
          r"(?:to|for)\s+(?:the\s+|any\s+|all\s+|every\s+)?(?:automated\s+|autonomous\s+)?"
-         r"(?:ai|a\.i\.|ai\s+(?:coding\s+)?(?:assistants?|agents?|models?)|assistants?|"
+         r"(?:(?:ai|llm)[\s-]+(?:based|powered|driven)[\s-]+(?:tools?|agents?|assistants?|"
+         r"models?|systems?)|"
+         r"ai|a\.i\.|ai\s+(?:coding\s+)?(?:assistants?|agents?|models?)|assistants?|"
          r"coding\s+(?:assistants?|agents?)|models?|language\s+models?|llms?|chatbots?|bots?|"
          r"agents?|reviewers?)\b(?:\s+(?:reading|processing|reviewing|summari[sz]ing|parsing|"
          r"handling|working\s+on)\s+(?:this|these)\s+\w+)?\s*[:,—-]"),
         ("address", "addresses the model directly",
          "at:примітка$|примітки$|повідомлення$|нагадування$|увага$|заметка$|заметки$"
-         "|сообщение$|напоминание$|внимание$|інструкція$|инструкция$",
+         "|сообщение$|напоминание$|внимание$|інструкція$|инструкция$|примечание$|коментар$"
+         "|комментарий$",
          r"(?:примітка|примітки|повідомлення|нагадування|увага|заметка|заметки|сообщение|"
-         r"напоминание|внимание|інструкція|инструкция)\s+(?:для|до|к)\s+(?:усіх\s+|всіх\s+|"
-         r"всех\s+|будь-якого\s+|любого\s+)?" + _AI_NOUN_UKRU),
+         r"напоминание|внимание|інструкція|инструкция|примечание|коментар|комментарий)\s+"
+         r"(?:для|до|к)\s+(?:усіх\s+|всіх\s+|"
+         r"всех\s+|будь-якого\s+|любого\s+)?" + _AI_NOUN_UKRU
+         + r"(?![\w-])"),  # not "для ШІ-команди" (the AI team)
         ("address", "addresses the model directly",
          "at:якщо$|если$",
          r"(?:якщо|если)\s+(?:ти|ви|ты|вы)\s+(?:[—-]\s+)?(?:є\s+|являешься\s+|являєшся\s+)?"
@@ -403,11 +411,25 @@ PATTERNS: dict[str, list[tuple[str, str, str, str]]] = {
         ("address", "addresses the model directly",
          "at:ai$|automated$|autonomous$|coding$|llm$|bots$",
          # "AI assistants: do not mention ...", "Automated agents working on this repo must"
-         r"\b(?:(?:ai|automated|autonomous|coding|llm)[\s-]+(?:coding\s+)?(?:agents|assistants|"
+         r"\b(?<!ai\s)(?<!ai-)(?<!llm\s)(?<!llm-)"  # "AI coding agents" is one match, not two
+         r"(?:(?:ai|automated|autonomous|coding|llm)[\s-]+(?:coding\s+)?(?:agents|assistants|"
          r"bots|models)|bots)\s*(?::\s*" + _IMPERATIVE + r"|(?:(?:working|operating)\s+on|"
          r"processing|reading|editing|running\s+in|in|on)\s+this\s+(?:repo|repository|file|"
          r"module|channel|document|codebase|project|page|workspace|server)\s+(?:must|should|"
          r"need\s+to|are\s+(?:required|expected)\s+to|have\s+to)\b)"),
+        ("address", "addresses the model directly",
+         "at:todo$|fixme$",
+         # a task tag of a code comment with the model as its owner: "TODO(agent): ..."
+         r"\b(?:todo|fixme)\s*\(\s*(?:@?(?:ai|agents?|assistants?|llms?|copilot|claude|cursor|"
+         r"codex|gpt|bots?))\s*\)\s*:"),
+        ("address", "addresses the model directly",
+         "at:ai$|automated$|autonomous$|coding$|llm$",
+         # "AI coding agents: when you edit this file, also ..." (the reader of the file)
+         r"\b(?<!ai\s)(?<!ai-)(?<!llm\s)(?<!llm-)"
+         r"(?:ai|automated|autonomous|coding|llm)[\s-]+(?:coding\s+)?(?:agents?|assistants?|"
+         r"models?)\s*:\s*(?:when|whenever|before|after|once|if|while)\s+you\s+(?:read|open|"
+         r"process|parse|edit|modify|change|touch|see|load|review|summari[sz]e)\s+(?:this|these)"
+         r"\b"),
         ("reply", "dictates the model's replies",
          "at:кінець$|кінці$|конец$|конце$|початок$|початку$|начало$|начале$",
          r"(?:кінець|кінці|конец|конце|початок|початку|начало|начале)\s+(?:(?:кожної|кожного|"
