@@ -86,14 +86,14 @@ def _jsonschema_errors(kind: str, doc: object) -> list[object]:
     return list(validator(kind).iter_errors(doc))
 
 
-@settings(max_examples=1500, deadline=None)
+@settings(max_examples=600, deadline=None)
 @given(CONTRACT)
 def test_contract_fast_yes_is_right(doc):
     if certainly_valid("agent_contract", doc):
         assert _jsonschema_errors("agent_contract", doc) == []
 
 
-@settings(max_examples=1500, deadline=None)
+@settings(max_examples=600, deadline=None)
 @given(META)
 def test_meta_fast_yes_is_right(doc):
     if certainly_valid("meta", doc):
@@ -145,7 +145,7 @@ FM_KEYS = st.sampled_from(["agent", "updated_at", "version", "run_id", "proposal
                            "tags", "date", "bogus", "agentId", "schemaVersion"])
 
 
-@settings(max_examples=2000, deadline=None)
+@settings(max_examples=800, deadline=None)
 @given(st.sampled_from(MEMORY_KINDS), st.dictionaries(FM_KEYS, FM_VALUES, max_size=4))
 def test_remembered_answers_equal_fastschema(kind, doc):
     base = _fast_parts(kind)[0]
