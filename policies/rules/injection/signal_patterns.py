@@ -90,6 +90,9 @@ _AI_NOUN_UKRU = (r"(?:ші|шi|ии|асистент\w*|ассистент\w*|п
                  r"(?:мовн|языков)\w*\s+модел\w*|ші-асистент\w*|ии-ассистент\w*|"
                  r"(?:ші|шi|ии)-агент\w*|чат-бот\w*|"
                  r"бот\w*)")
+# AI tools named by what drives them: "LLM-based tools", "AI-powered agents".
+_AI_TOOLS = (r"(?:ai|llm)[\s-]+(?:based|powered|driven)[\s-]+(?:tools?|agents?|assistants?|"
+             r"models?|systems?)")
 _IMPERATIVE = (r"(?:please\s+)?(?:book|invite|create|move|change|buy|order|cancel|update|grant|"
                r"give|forward|send|e-?mail|reply|respond|answer|output|print|reveal|ignore|"
                r"disregard|delete|remove|transfer|pay|wire|visit|open|click|run|execute|copy|"
@@ -363,19 +366,23 @@ PATTERNS: dict[str, list[tuple[str, str, str, str]]] = {
          r"ничего\s+не\s+говори)\s+(?:про\s+це\s+|об\s+этом\s+)?(?:користувачу|користувачеві|"
          r"пользователю)"),
         ("address", "addresses the model directly",
-         "at:note$|message$|reminder$|attention$|notice$|memo$|instructions$|p.s.$|ps$"
-         "|important$",
+         "at:note$|message$|reminder$|attention$|notice$|memo$|instructions$|p.s.$|ps$",
          # "Note to the AI reading this page:", "NOTE for AI coding assistants:", "Reminder for
-         # the model:", "Message for the automated reviewer:", "IMPORTANT for LLM-based tools:"
-         r"\b(?:note|notes|message|reminder|attention|notice|memo|instructions|p\.?s\.?|"
-         r"important)\s+"
+         # the model:", "Message for the automated reviewer:", "Note for AI-based tools:"
+         r"\b(?:note|notes|message|reminder|attention|notice|memo|instructions|p\.?s\.?)\s+"
          r"(?:to|for)\s+(?:the\s+|any\s+|all\s+|every\s+)?(?:automated\s+|autonomous\s+)?"
-         r"(?:(?:ai|llm)[\s-]+(?:based|powered|driven)[\s-]+(?:tools?|agents?|assistants?|"
-         r"models?|systems?)|"
+         r"(?:" + _AI_TOOLS + r"|"
          r"ai|a\.i\.|ai\s+(?:coding\s+)?(?:assistants?|agents?|models?)|assistants?|"
          r"coding\s+(?:assistants?|agents?)|models?|language\s+models?|llms?|chatbots?|bots?|"
          r"agents?|reviewers?)\b(?:\s+(?:reading|processing|reviewing|summari[sz]ing|parsing|"
-         r"handling|working\s+on)\s+(?:this|these)\s+\w+)?\s*[:,—-]"),
+         # the dash of "AI-generated code" does not end the addressee
+         r"handling|working\s+on)\s+(?:this|these)\s+\w+)?(?:\s*[:,—]|\s+-|-(?!\w))"),
+        ("address", "addresses the model directly",
+         "at:important$",
+         # "IMPORTANT for LLM-based tools:", "Important for AI agents:" (not "for reviewers:")
+         r"\bimportant\s+(?:to|for)\s+(?:the\s+|any\s+|all\s+|every\s+)?(?:" + _AI_TOOLS
+         + r"|ai(?:\s+coding)?(?:\s+(?:assistants?|agents?|models?))?|llms?|language\s+models?|"
+         r"coding\s+(?:assistants?|agents?))\s*:"),
         ("address", "addresses the model directly",
          "at:примітка$|примітки$|повідомлення$|нагадування$|увага$|заметка$|заметки$"
          "|сообщение$|напоминание$|внимание$|інструкція$|инструкция$|примечание$|коментар$"
