@@ -374,7 +374,9 @@ PATTERNS: dict[str, list[tuple[str, str, str, str]]] = {
          r"(?:" + _AI_TOOLS + r"|"
          r"ai|a\.i\.|ai\s+(?:coding\s+)?(?:assistants?|agents?|models?)|assistants?|"
          r"coding\s+(?:assistants?|agents?)|models?|language\s+models?|llms?|chatbots?|bots?|"
-         r"agents?|reviewers?)\b(?:\s+(?:reading|processing|reviewing|summari[sz]ing|parsing|"
+         # a reviewer only when automated: "Note for reviewers:" speaks to people
+         r"agents?|(?<=automated\s)reviewers?|(?<=autonomous\s)reviewers?|ai\s+reviewers?)\b"
+         r"(?:\s+(?:reading|processing|reviewing|summari[sz]ing|parsing|"
          # the dash of "AI-generated code" does not end the addressee
          r"handling|working\s+on)\s+(?:this|these)\s+\w+)?(?:\s*[:,—]|\s+-|-(?!\w))"),
         ("address", "addresses the model directly",
