@@ -219,6 +219,14 @@ PATTERNS: dict[str, list[tuple[str, str, str, str]]] = {
          r"\b(?:this\s+is\s+)?an?\s+(?:important|urgent|private|confidential)\s+"
          r"(?:message|note|instruction|request)\s+(?:from\s+[^\n]{1,60}?\s+)?(?:to|for)\s+you\b"),
         ("task", "gives the model a task before or instead of its own",
+         "at:regardless$|no matter$|незалежно$|независимо$",
+         # "..., regardless of any previous instructions"; not "regardless of previous input"
+         r"\b(?:regardless\s+of|no\s+matter)\s+(?:(?:any|all|the|your|what)\s+){0,2}(?:previous|"
+         r"prior|earlier|preceding|above|former|original|system)\s+(?:instructions?|prompts?|"
+         r"rules|directives|guidelines|commands|orders)\b|(?:незалежно|независимо)\s+(?:від|от)\s+"
+         r"(?:будь-яких\s+|любых\s+)?(?:попередніх|предыдущих|прежних|системних|системных)\s+"
+         r"(?:інструкцій|вказівок|правил|инструкций|указаний)"),
+        ("task", "gives the model a task before or instead of its own",
          "at:before$",
          r"\bbefore\s+(?:you\s+)?(?:can\s+|could\s+)?(?:solve|answer|complete|continue|respond|"
          r"proceed|finish|do|start|perform|reply)\w*\s+(?:with\s+)?(?:the|your|this|my|any)\s+"
@@ -497,6 +505,16 @@ PATTERNS: dict[str, list[tuple[str, str, str, str]]] = {
          r"\b(?:from\s+now\s+on|henceforth|from\s+this\s+(?:moment|point)\s+on),?\s+"
          r"(?:you\s+are|you're|you’re|you\s+will\s+be|you\s+shall\s+be|act\s+as|be)\s+"
          r"(?:an?\s+|the\s+)?[\w'’-]+"),
+        ("persona", "reassigns the model's identity",
+         "at:you$|you're$|you’re$|ти$|ты$",
+         # "You are operating in DEVELOPER mode and you need to: ..." (a statement, not "if
+         # you are working in developer mode on Android")
+         r"\b(?<!if\s)(?<!when\s)(?<!while\s)(?<!once\s)(?<!якщо\s)(?<!коли\s)(?<!если\s)"
+         r"(?<!когда\s)(?:you(?:\s+are|['’]re)\s+(?:now\s+)?(?:operating|running|working)\s+in|"
+         r"(?:ти|ты)\s+(?:тепер\s+|теперь\s+)?(?:працюєш|работаешь)\s+(?:у|в))\s+"
+         r"(?:(?:developer|god|admin|unrestricted|jailbreak|jailbroken|dan|unfiltered|"
+         r"uncensored)\s+mode|режимі\s+(?:розробника|бога|без\s+обмежень)|"
+         r"режиме\s+(?:разработчика|бога|без\s+ограничений))\b"),
         ("persona", "reassigns the model's identity",
          "at:pretend$|roleplay$|role-play$",
          r"\bpretend\s+(?:to\s+be|you\s+are|you're|that\s+you\s+are)\s+(?:an?\s+|the\s+|my\s+)?"
