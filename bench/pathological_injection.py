@@ -64,7 +64,7 @@ SHAPES = {
     "coding agents near-miss": "ai coding agents: when you edit ",
     "note for AI tools near-miss": "important for llm-based ",
     "developer mode near-miss": "you are operating in ",
-    "override near-miss": "regardless of any previous ",
+    "regardless-of near-miss": "regardless of any previous ",
     # MW313's worst shapes: every word opens its gate, one huge entry or a million lines
     "scorer: gate words, one paragraph": "you ignore your instructions ",
     "scorer: gate words, one line each": "you\n",
