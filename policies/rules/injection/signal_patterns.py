@@ -93,6 +93,10 @@ _AI_NOUN_UKRU = (r"(?:ші|шi|ии|асистент\w*|ассистент\w*|п
 # AI tools named by what drives them: "LLM-based tools", "AI-powered agents".
 _AI_TOOLS = (r"(?:ai|llm)[\s-]+(?:based|powered|driven)[\s-]+(?:tools?|agents?|assistants?|"
              r"models?|systems?)")
+# Who works on a repository for the model, up to the noun ("AI coding ", "automated "),
+# matched from its first word only: "AI coding agents" is one match, not two.
+_AI_FIRST_WORD = r"\b(?<!ai\s)(?<!ai-)(?<!llm\s)(?<!llm-)"
+_AI_WORKERS = r"(?:ai|automated|autonomous|coding|llm)[\s-]+(?:coding\s+)?"
 _IMPERATIVE = (r"(?:please\s+)?(?:book|invite|create|move|change|buy|order|cancel|update|grant|"
                r"give|forward|send|e-?mail|reply|respond|answer|output|print|reveal|ignore|"
                r"disregard|delete|remove|transfer|pay|wire|visit|open|click|run|execute|copy|"
@@ -428,8 +432,7 @@ PATTERNS: dict[str, list[tuple[str, str, str, str]]] = {
         ("address", "addresses the model directly",
          "at:ai$|automated$|autonomous$|coding$|llm$|bots$",
          # "AI assistants: do not mention ...", "Automated agents working on this repo must"
-         r"\b(?<!ai\s)(?<!ai-)(?<!llm\s)(?<!llm-)"  # "AI coding agents" is one match, not two
-         r"(?:(?:ai|automated|autonomous|coding|llm)[\s-]+(?:coding\s+)?(?:agents|assistants|"
+         _AI_FIRST_WORD + r"(?:" + _AI_WORKERS + r"(?:agents|assistants|"
          r"bots|models)|bots)\s*(?::\s*" + _IMPERATIVE + r"|(?:(?:working|operating)\s+on|"
          r"processing|reading|editing|running\s+in|in|on)\s+this\s+(?:repo|repository|file|"
          r"module|channel|document|codebase|project|page|workspace|server)\s+(?:must|should|"
@@ -442,8 +445,7 @@ PATTERNS: dict[str, list[tuple[str, str, str, str]]] = {
         ("address", "addresses the model directly",
          "at:ai$|automated$|autonomous$|coding$|llm$",
          # "AI coding agents: when you edit this file, also ..." (the reader of the file)
-         r"\b(?<!ai\s)(?<!ai-)(?<!llm\s)(?<!llm-)"
-         r"(?:ai|automated|autonomous|coding|llm)[\s-]+(?:coding\s+)?(?:agents?|assistants?|"
+         _AI_FIRST_WORD + _AI_WORKERS + r"(?:agents?|assistants?|"
          r"models?)\s*:\s*(?:when|whenever|before|after|once|if|while)\s+you\s+(?:read|open|"
          r"process|parse|edit|modify|change|touch|see|load|review|summari[sz]e)\s+(?:this|these)"
          r"\b"),
