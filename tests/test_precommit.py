@@ -98,15 +98,14 @@ def pc(tmp_path_factory: pytest.TempPathFactory) -> PreCommit:
             pc.git(hook_repo, "init", "-q", "-b", "main")
             pc.git(hook_repo, "add", "-A")
             pc.git(hook_repo, "commit", "-q", "-m", "memwarden hooks under test")
-            rev = pc.git(hook_repo, "rev-parse", "HEAD").strip()
+            pc.rev = pc.git(hook_repo, "rev-parse", "HEAD").strip()
             boot = base / "bootstrap"
             boot.mkdir()
             pc.git(boot, "init", "-q", "-b", "main")
-            (boot / ".pre-commit-config.yaml").write_text(
-                PreCommit(hook_repo, rev, env).config(), encoding="utf-8")
+            (boot / ".pre-commit-config.yaml").write_text(pc.config(), encoding="utf-8")
             proc = pc.pre_commit(boot, "install-hooks")
             assert proc.returncode == 0, proc.stdout + proc.stderr
-            ready.write_text(rev, encoding="utf-8")
+            ready.write_text(pc.rev, encoding="utf-8")
     pc.rev = ready.read_text(encoding="utf-8")
     return pc
 
