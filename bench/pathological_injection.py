@@ -65,6 +65,7 @@ SHAPES = {
     "note for AI tools near-miss": "important for llm-based ",
     "developer mode near-miss": "you are operating in ",
     "regardless-of near-miss": "regardless of any previous ",
+    "model with developer mode near-miss": "bot with its developer mode ",
     # MW313's worst shapes: every word opens its gate, one huge entry or a million lines
     "scorer: gate words, one paragraph": "you ignore your instructions ",
     "scorer: gate words, one line each": "you\n",

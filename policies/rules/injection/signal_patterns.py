@@ -490,9 +490,14 @@ PATTERNS: dict[str, list[tuple[str, str, str, str]]] = {
          r"\b(?:stay|remain|staying|remaining|keep|stays)\s+(?:fully\s+|completely\s+|always\s+)?"
          r"in\s+(?:character|role)\b|\bbreak(?:ing)?\s+character\b|\bstay\s+in\s+[\w-]+\s+mode\b"),
         ("persona", "reassigns the model's identity",
-         "back20:mode",
-         r"\b(?:opposite|evil|god|dan|jailbreak|unrestricted|chaos|anti-?dan|dude|stan|aim)"
-         r"\s+mode\b|\bdeveloper\s+mode\s+(?:enabled|activated|on|output|response)\b"),
+         "back32:mode",
+         # Only the jailbreaks' own modes: "god mode" and "aim mode" are game words, "evil
+         # mode" an Emacs package, "chaos mode" a testing term, and a phone or a browser
+         # has its developer mode turned on; a model "with Developer Mode on" does not.
+         r"\b(?:opposite|dan|jailbreak|unrestricted|anti-?dan|dude|stan)\s+mode\b"
+         r"|\bdeveloper\s+mode\s+(?:enabled|activated|output|response)\b"
+         r"|\b(?:chatgpt|gpt|ai|assistant|chatbot|model|llm|bot)\s+with\s+(?:its\s+)?"
+         r"developer\s+mode\s+on\b"),
         ("persona", "reassigns the model's identity",
          "at:two$|2$|both$",
          r"\b(?:two|2|both)\s+(?:different\s+|separate\s+|distinct\s+)?(?:responses|answers|"
@@ -542,8 +547,9 @@ PATTERNS: dict[str, list[tuple[str, str, str, str]]] = {
          "at:без$|залишайся$|оставайся$|режим$",
          r"(?:без\s+(?:жодних\s+|каких-либо\s+|всяких\s+)?(?:етичних|этических|моральних|"
          r"моральных)\s+(?:обмежень|ограничений|норм|принципів|принципов))|"
-         r"(?:залишайся|оставайся)\s+в\s+(?:образі|ролі|образе|роли)|режим\s+(?:dan|бога|"
-         r"розробника|разработчика|без\s+обмежень|без\s+ограничений)"
+         r"(?:залишайся|оставайся)\s+в\s+(?:образі|ролі|образе|роли)|"
+         # not "режим розробника/бога": a phone's developer mode, a game's god mode
+         r"режим\s+(?:dan|без\s+обмежень|без\s+ограничений)"
          r"|без\s+(?:жодних\s+|будь-яких\s+|каких-либо\s+|всяких\s+|никаких\s+)?(?:обмежень\s+і\s+"
          r"|ограничений\s+и\s+)?(?:цензури|цензуры|фільтрів|фильтров)"
          r"|без\s+(?:жодних|будь-яких|каких-либо|никаких)\s+(?:обмежень|ограничений|правил)"),
