@@ -66,6 +66,7 @@ SHAPES = {
     "developer mode near-miss": "you are operating in ",
     "regardless-of near-miss": "regardless of any previous ",
     "model with developer mode near-miss": "bot with its developer mode ",
+    "unfiltered persona near-miss": "is an unfiltered and amoral ",
     # MW313's worst shapes: every word opens its gate, one huge entry or a million lines
     "scorer: gate words, one paragraph": "you ignore your instructions ",
     "scorer: gate words, one line each": "you\n",

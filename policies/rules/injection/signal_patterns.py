@@ -484,7 +484,14 @@ PATTERNS: dict[str, list[tuple[str, str, str, str]]] = {
          r"policies|rules)\b"),
         ("persona", "reassigns the model's identity",
          "at:unfiltered$|uncensored$|amoral$|jailbr",
-         r"\b(?:unfiltered|uncensored|amoral|jailbroken|jailbreak)\b"),
+         # The words as a jailbreak uses them (a persona that is unfiltered, a response
+         # label, a command), not in a note about a jailbreak test or a policy on
+         # uncensored models. Matched from the word on, with fixed-width looks behind, so
+         # each occurrence costs one attempt.
+         r"(?:unfiltered|uncensored|amoral|jailbroken),?\s+(?:and\s+|&\s+)?(?:[\w-]+,?\s+"
+         r"(?:and\s+)?)?(?:ai|assistant|chatbot|bot|persona|character|entity)\b"
+         r"|(?:(?<=\[)|(?<=\[.)|(?<=\[..))jailbreak[^\]\n]{0,3}\]"
+         r"|(?<![\w/]/)(?<=/)jailbr(?:eak|oken)\b"),
         ("persona", "reassigns the model's identity",
          "at:stay|remain|keep$|break",
          r"\b(?:stay|remain|staying|remaining|keep|stays)\s+(?:fully\s+|completely\s+|always\s+)?"
