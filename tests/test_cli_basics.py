@@ -53,3 +53,38 @@ def test_unknown_rev_exit_2(tmp_path, mw):
     root = make_repo(tmp_path, {"README.md": "x"})
     code, _, err = mw(root, "check", "--at", "nope")
     assert code == 2 and "memwarden: error: nope: no such branch or commit" in err
+
+
+def test_check_outside_a_memory_repository_exit_2(tmp_path, mw):
+    """A CI step in the wrong folder must fail, not check nothing and pass."""
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    code, out, err = mw(empty, "check")
+    assert code == 2 and "not a memory repository" in err and "not inside a git" in err
+    code_repo = make_repo(tmp_path / "code", {"src/app.py": "print(1)\n"})
+    code, _, err = mw(code_repo, "check", "--all")
+    assert code == 2 and "not a memory repository" in err
+    # a file named from a sub-folder of a plain folder: its agent cannot be told
+    plain = tmp_path / "plain"
+    (plain / "memory" / "bad").mkdir(parents=True)
+    (plain / "memory" / "bad" / "facts.md").write_text("# Facts\n- a fact\n", "utf-8")
+    code, _, err = mw(plain / "memory", "check", "bad/facts.md")
+    assert code == 2 and "not a memory repository" in err
+    # the same file from the folder's top is checked
+    code, out, _ = mw(plain, "check", "memory/bad/facts.md")
+    assert code in (0, 1) and "1 file(s) checked" in out
+    # a hook's non-memory file in a memory repository is skipped as before
+    assert mw(code_repo, "check", "src/app.py")[0] == 0
+
+
+def test_report_never_replaces_a_memory_file(tmp_path, mw):
+    root = make_repo(tmp_path, {"memory/a/facts.md": "# Facts\n\n## Domain\n\n- one fact\n"})
+    before = (root / "memory/a/facts.md").read_bytes()
+    for cwd, target in ((root, "memory/a/facts.md"), (root / "memory", "a/facts.md"),
+                        (root, "registry.json")):
+        code, _, err = mw(cwd, "check", "--all", "-o", target)
+        assert code == 2 and "is a governed memory file" in err, target
+    assert (root / "memory/a/facts.md").read_bytes() == before
+    assert not (root / "registry.json").exists()
+    code, _, _ = mw(root, "check", "--all", "-o", "report.json")
+    assert code == 0 and (root / "report.json").read_text().startswith("{")

@@ -271,6 +271,7 @@ def test_hook_environment_has_no_service_and_says_how_to_get_it(pc, tmp_path):
         assert "Traceback" not in proc.stderr, proc.stderr
         assert "pip install 'memwarden[serve]'" in proc.stderr, proc.stderr
         assert "mcp, fastapi, uvicorn, PyJWT, cryptography" in proc.stderr, proc.stderr
+    (tmp_path / "memwarden.toml").write_text("", "utf-8")
     proc = pc.run(tmp_path, str(exe), "check", "--all")  # checking needs none of it
     assert proc.returncode == 0, proc.stdout + proc.stderr
 

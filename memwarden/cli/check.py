@@ -93,6 +93,7 @@ def run_check(files: list[str], rev: str | None, config_path: str | None,
         if files:  # a hook's few files: where the repository is, as strings (no pathlib)
             found = locate(cwd)
             repo = None
+            in_git = found is not None
             git_dir = os.path.realpath(found[0]) if found is not None else None
             root = os.path.realpath(found[1]) if found is not None and found[1] else cwd
             cache_dir = os.path.join(git_dir, "memwarden") if git_dir and use_cache else None
@@ -100,8 +101,15 @@ def run_check(files: list[str], rev: str | None, config_path: str | None,
             from memwarden.git.repo import open_repo
 
             repo = open_repo(cwd)
+            in_git = repo is not None
             root = repo.root if repo is not None and repo.root is not None else cwd
             cache_dir = repo.cache_dir if (repo is not None and use_cache) else None
+        if (not files or not in_git) and not _looks_like_memory(root):
+            # A CI step run in the wrong folder would otherwise check nothing and pass.
+            where = "" if in_git else "not inside a git repository and "
+            raise MemwardenError(f"{root}: {where}not a memory repository (no memwarden.toml, "
+                                 "registry.json, memory/ or agents/ here); run memwarden at "
+                                 "the memory repository's root")
         source = WorktreeSource(root, repo, cache_dir)
         config = load_config(config_path, root)
         paths, outside = None, []
@@ -125,3 +133,9 @@ def run_check(files: list[str], rev: str | None, config_path: str | None,
     rules = [r.to_doc() for r in all_rules()] if fmt in ("sarif", "github") else []
     text = render(fmt, result.findings, summary, rules)
     return (1 if result.failed else 0), text
+
+
+def _looks_like_memory(root: str) -> bool:
+    """Whether `root` holds anything memwarden governs at a repository's top."""
+    return any(os.path.lexists(os.path.join(root, name))
+               for name in ("memwarden.toml", "registry.json", "memory", "agents"))

@@ -10,6 +10,7 @@ accepted as hidden aliases, so scripts written against earlier versions keep wor
 from __future__ import annotations
 
 import datetime as _dt
+import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -113,12 +114,30 @@ def infer_format(fmt: str | None, output: str | None) -> str:
 def emit(text: str, output: str | None) -> None:
     """Print `text`, or write it to --output."""
     if output:
+        _refuse_memory_file(output)
         try:
             Path(output).write_text(text, "utf-8")
         except OSError as exc:
             raise MemwardenError(f"--output {output}: cannot write ({exc.strerror})") from None
     else:
         click.echo(text, nl=False)
+
+
+def _refuse_memory_file(output: str) -> None:
+    """A report must never replace a file memwarden governs (the memory it just checked,
+    the registry, the config): those are the data, and a report is cheap to write again."""
+    from memwarden.git.files import locate
+    from memwarden.model.layout import is_governed
+
+    full = os.path.realpath(output)
+    found = locate(os.path.dirname(full) or ".")
+    root = os.path.realpath(found[1]) if found is not None and found[1] else None
+    if root is None:
+        return
+    rel = os.path.relpath(full, root).replace(os.sep, "/")
+    if not rel.startswith("../") and is_governed(rel):
+        raise MemwardenError(f"--output {output}: is a governed memory file ({rel}); write "
+                             "the report elsewhere (e.g. memwarden-report.json)")
 
 
 def split_ids(values: Sequence[str]) -> list[str] | None:
