@@ -99,6 +99,8 @@ def gate(repo: Repo, ref: str, base: str, config_path: str | None = None,
             if t.key.lower() == "priority":
                 priority = t.value
     agent = agent_of(ref, config, infos)
+    if head != mb:
+        findings += timeline_trailer_findings(repo, head)
     changed = repo.changed_paths(mb, head)
     # A branch under the proposal prefix is an agent's, whatever its messages claim: a
     # Human-Edit or applied-style message there must not lift the own-path rules.
@@ -132,6 +134,25 @@ def gate(repo: Repo, ref: str, base: str, config_path: str | None = None,
     return GateResult(sorted(findings, key=lambda f: (f.path, f.line, f.col, f.rule)), files,
                       agent, eligible, reasons, evictions, tokens, nbytes,
                       patch_bytes(repo, mb, head) if preview else 0)
+
+
+def timeline_trailer_findings(repo: Repo, head: str) -> list[Finding]:
+    """The injection rules on the head commit's Task and Result trailers: apply writes
+    them into the agent's timeline, which the agent reads back, so they are judged as that
+    file's text is."""
+    from memwarden.model.trailers import parse_trailers
+    from memwarden.policies.rules.injection import findings_for
+
+    message = repo.commit_message(head).decode("utf-8", "replace")
+    out: list[Finding] = []
+    for t in parse_trailers(message):
+        key = t.key.lower()
+        if key not in ("task", "result"):
+            continue
+        for f in findings_for(f"**{t.key}:** {t.value}", head[:12], "timeline"):
+            out.append(f.replace(line=t.line, message=f"{f.message} (in the {t.key} "
+                                 "trailer, which apply writes into the agent's timeline)"))
+    return out
 
 
 def auto_approve(config: Config, agent: str | None, changed: list[str],
