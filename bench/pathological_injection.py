@@ -67,6 +67,8 @@ SHAPES = {
     "regardless-of near-miss": "regardless of any previous ",
     "model with developer mode near-miss": "bot with its developer mode ",
     "unfiltered persona near-miss": "is an unfiltered and amoral ",
+    "character references": "&#73;gn&#x6f;re &amp; ",
+    "references inside words": "a&shy;b&#111;",
     # MW313's worst shapes: every word opens its gate, one huge entry or a million lines
     "scorer: gate words, one paragraph": "you ignore your instructions ",
     "scorer: gate words, one line each": "you\n",

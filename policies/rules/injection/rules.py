@@ -39,6 +39,13 @@ def scan(text: str, kind: str = "facts", json_mode: bool = False, *,
 
 def _scan_text(text: str, kind: str, walk: bool | None = None,
                data: bytes | None = None) -> list[Hit]:
+    if "&" in text and _ENTITY.search(text):
+        return _scan_decoded(text, kind, walk)
+    return _scan_plain(text, kind, walk, data)
+
+
+def _scan_plain(text: str, kind: str, walk: bool | None = None,
+                data: bytes | None = None) -> list[Hit]:
     if not text.isascii():
         if data is None:
             data = text.encode("utf-8", "surrogatepass")
@@ -88,6 +95,67 @@ def _scan_unmarked(text: str, kind: str, walk: bool | None = None) -> list[Hit]:
         message = h.message
         if _MARKED_LETTER.search(text, start, end):
             message += " (spelled with combining marks or soft hyphens, read without them)"
+        out.append(Hit(h.rule, h.severity, start, end, message,
+                       text[start:end][:SNIPPET_MAX * 4]))
+    return out
+
+
+# HTML character references (`&#73;gnore`, `ign&#x6f;re`): the model reads them as the
+# characters they stand for, so the scan reads them decoded too.
+_ENTITY = _lazy("_ENTITY", r"&(?:#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6}|[A-Za-z][A-Za-z0-9]{1,31});?")
+
+
+def _scan_decoded(text: str, kind: str, walk: bool | None = None) -> list[Hit]:
+    """Scan `text` with its character references decoded; each hit located and quoted in
+    `text`, as written, and saying how it was read."""
+    import bisect
+    import html
+    from array import array
+
+    # As in _scan_unmarked: where the decoded text is shorter than the written one.
+    cuts, shift = array("q"), array("q")
+    spans: list[tuple[int, int]] = []
+    pieces: list[str] = []
+    removed = last = 0
+    for m in _ENTITY.finditer(text):
+        decoded = html.unescape(m.group())
+        if decoded == m.group() or "<" in decoded or ">" in decoded:
+            # `&word;` that names no character stays as written, and an escaped `<` or `>`
+            # shows as text: `&lt;!-- x --&gt;` is no hidden comment
+            continue
+        pieces += (text[last:m.start()], decoded)
+        last = m.end()
+        spans.append((m.start(), m.end()))
+        cuts.append(m.start() - removed + len(decoded))  # the first character after it
+        removed += m.end() - m.start() - len(decoded)
+        shift.append(removed)
+    if not spans:
+        return _scan_plain(text, kind, walk)
+    pieces.append(text[last:])
+    starts = [a for a, _ in spans]
+
+    def where(i: int) -> int:
+        k = bisect.bisect_right(cuts, i) - 1
+        return i + (shift[k] if k >= 0 else 0)
+
+    def widen(start: int, end: int) -> tuple[int, int]:
+        """Whole references at either end of a hit."""
+        k = bisect.bisect_right(starts, start) - 1
+        if k >= 0 and spans[k][0] <= start < spans[k][1]:
+            start = spans[k][0]
+        k = bisect.bisect_right(starts, end - 1) - 1
+        if k >= 0 and spans[k][0] <= end - 1 < spans[k][1]:
+            end = spans[k][1]
+        return start, end
+
+    out = []
+    for h in _scan_plain("".join(pieces), kind, walk):
+        start, end = widen(where(h.start), where(h.end - 1) + 1 if h.end > h.start
+                           else where(h.start))
+        message = h.message
+        k = bisect.bisect_left(starts, start)
+        if k < len(starts) and starts[k] < end:
+            message += " (written with HTML character references, read decoded)"
         out.append(Hit(h.rule, h.severity, start, end, message,
                        text[start:end][:SNIPPET_MAX * 4]))
     return out
