@@ -182,6 +182,22 @@ class Push:
                          for f in result.findings if not f.waived]
         return findings, ci, info
 
+    def new_agent_meta(self, sha: str, parent: str | None, path: str,
+                       agent: str | None) -> bool:
+        """Whether an owner's commit creates an agent's first meta.json, at version 0 (what
+        `memwarden agent add` writes): it claims no history, so it is not apply's to write."""
+        if not path.endswith("/meta.json") or agent is None or (
+                parent is not None and self.repo.read_path(parent, path) is not None):
+            return False
+        import json
+
+        try:
+            doc = json.loads(self.repo.read_path(sha, path) or b"")
+        except ValueError:
+            return False
+        return (isinstance(doc, dict) and doc.get("agentId") == agent
+                and doc.get("version") == 0 and type(doc.get("version")) is int)
+
     def transitions(self, sha: str, parent: str | None, touched: list[str], actor: str
                     ) -> list[Finding]:
         repo = self.repo
@@ -247,7 +263,8 @@ class Push:
                                  f"pusher: {who.name()}", f"human:{sha}"))
         for path in touched:
             fi = classify(path)
-            if fi is not None and fi.kind in APPLY_OWNED_KINDS:
+            if fi is not None and fi.kind in APPLY_OWNED_KINDS and \
+                    not self.new_agent_meta(sha, parent, path, fi.agent):
                 out.append(make("MW503", ERROR, path, 1, 1, f"commit {label} is not apply-made "
                                 f"but changes {path.rsplit('/', 1)[-1]}, which only apply "
                                 "writes (meta.json, changelog.md, timeline/)", f"{sha}:{path}",

@@ -142,6 +142,32 @@ def test_owner_cannot_write_bookkeeping(server):
     assert proc.returncode == 1 and "memory/a/meta.json:1:1: MW503" in proc.stderr
 
 
+@pytest.mark.parametrize("status", ["draft", "active"])
+def test_owner_adds_an_agent_as_agent_add_writes_it(server, mw, status):
+    """`memwarden agent add --commit` (the README's quick start) passes the server: its
+    first meta.json is at version 0 and an owner may start the agent active."""
+    work, _ = server
+    code, _, err = mw(work, "agent", "add", "beta", "--status", status, "--commit")
+    assert code == 0, err
+    proc = push(work, "main", who="olga")
+    assert proc.returncode == 0, proc.stderr
+
+
+@pytest.mark.parametrize(("files", "found"), [
+    ({"memory/c/meta.json": '{"agentId": "c", "version": 3, "schemaVersion": "1.0"}\n'},
+     "memory/c/meta.json:1:1: MW503"),
+    ({"memory/c/meta.json": '{"agentId": "a", "version": 0, "schemaVersion": "1.0"}\n'},
+     "memory/c/meta.json:1:1: MW503"),
+    ({"agents/c/_agent.md": "---\nslug: c\nname: C\nstatus: paused\n---\n# C\n"},
+     "MW205"),
+])
+def test_owner_cannot_start_an_agent_with_a_history_or_paused(server, files, found):
+    work, _ = server
+    commit(work, files, HUMAN)
+    proc = push(work, "main", who="olga")
+    assert proc.returncode == 1 and found in proc.stderr, proc.stderr
+
+
 def test_proposal_commit_straight_to_main_refused(server):
     work, _ = server
     commit(work, {"memory/a/facts.md": FACTS.format(a="a") + "- x\n"},

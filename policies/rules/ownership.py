@@ -53,7 +53,8 @@ register(Rule(
 register(Rule(
     "MW503", "apply-owned-file", ERROR,
     "A proposal or a human edit writes meta.json, changelog.md or timeline/, which only "
-    "apply writes.",
+    "apply writes (an owner's commit may create a new agent's first meta.json at version 0, "
+    "as `memwarden agent add` does).",
     "Bookkeeping must reflect what apply actually did; a proposal that writes it could claim "
     "a version or history that never happened.",
     "proposal diff: memory/a/meta.json version 7 -> 99",

@@ -80,9 +80,12 @@ def _status_findings(path: str, before: bytes | None, after: bytes | None,
                      actor: str) -> list[Finding]:
     old, new = _status(before), _status(after)
     if before is None:
-        if new not in (None, "draft"):
+        # The owner who writes a new contract may start it active (`agent add --status
+        # active`); anything else starts as draft.
+        if new not in (None, "draft") and not (actor == "human" and new == "active"):
             return [make("MW205", ERROR, path, 1, 1, f"a new agent starts as draft, not "
-                         f"{new!r} (a new contract starts as draft)", f"{path}:new:{new}")]
+                         f"{new!r} (an owner's Human-Edit commit may also start it active)",
+                         f"{path}:new:{new}")]
         return []
     if after is None or old == new:
         return []
@@ -120,7 +123,8 @@ register(Rule(
 register(Rule(
     "MW205", "illegal-status-transition", ERROR,
     "An agent's status changes along a transition the status graph does not allow, or by the "
-    "wrong actor (a proposal may only set `error`; a new agent starts as `draft`).",
+    "wrong actor (a proposal may only set `error`; a new agent starts as `draft`, or as "
+    "`active` when its owner writes it in a Human-Edit commit).",
     "Status decides whether an agent runs. An agent that re-activates itself, or jumps from "
     "draft straight to paused, bypasses the owner's decision.",
     "proposal: status: paused -> active;  human: status: draft -> paused",
