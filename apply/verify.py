@@ -19,6 +19,8 @@ from memwarden.model.memfile import split_lines
 from memwarden.model.trailers import parse_trailers
 from memwarden.policies.engine import check
 from memwarden.policies.rules.commits import CommitInfo, check_commit, decode_message
+from memwarden.policies.rules.ownership import human_bookkeeping_findings
+from memwarden.policies.rules.transitions import diff_findings
 
 
 def _ids(data: bytes | None, kind: str) -> dict[str, str]:
@@ -43,7 +45,9 @@ def check_commit_range(repo: Repo, revision_range: str, config_path: str | None,
         text, problems = decode_message(info["raw_message"], label)
         findings += problems
         if text is not None:
-            findings += check_commit(CommitInfo(text, info["touched"], label))
+            ci = CommitInfo(text, info["touched"], label)
+            findings += check_commit(ci)
+            findings += _diff_rules(repo, sha, info, ci)
         config = load_config_at(repo, sha, config_path)
         source = TreeSource(repo, sha)
         changed = [p for p in info["touched"] if source.entry(p) is not None]
@@ -52,6 +56,26 @@ def check_commit_range(repo: Repo, revision_range: str, config_path: str | None,
             files += result.files
             findings += [f.replace(message=f"{f.message} (in {label})") for f in result.findings]
     return findings, len(commits), files
+
+
+def _diff_rules(repo: Repo, sha: str, info: dict, ci: CommitInfo) -> list[Finding]:
+    """What the server hook judges by comparing a commit with its parent: bookkeeping a
+    human edit writes (MW503), append-only runs, immutable logic versions and status
+    transitions (MW504, MW505, MW205); apply-made commits write bookkeeping by design."""
+    if ci.kind not in ("human", "proposal"):
+        return []
+    parent = info["parents"][0] if info["parents"] else None
+
+    def before(path: str) -> bytes | None:
+        return repo.read_path(parent, path) if parent else None
+
+    def after(path: str) -> bytes | None:
+        return repo.read_path(sha, path)
+
+    touched = list(info["touched"])
+    out = human_bookkeeping_findings(ci.label, touched, before, after) \
+        if ci.kind == "human" else []
+    return out + diff_findings(touched, before, after, ci.kind)
 
 
 def verify_history(repo: Repo, revision_range: str, config_path: str | None,

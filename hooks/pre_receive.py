@@ -30,10 +30,13 @@ from memwarden.git.source import TreeSource
 from memwarden.model.config import CONFIG_NAME, Config, load_config, load_config_at
 from memwarden.model.errors import ConfigError, MemwardenError
 from memwarden.model.findings import ERROR, Finding, make
-from memwarden.model.layout import AGENT_ID_RE, APPLY_OWNED_KINDS, ID_RE, classify
+from memwarden.model.layout import AGENT_ID_RE, ID_RE
 from memwarden.policies.engine import check
 from memwarden.policies.rules.commits import CommitInfo, check_commit, decode_message
-from memwarden.policies.rules.ownership import proposal_path_findings
+from memwarden.policies.rules.ownership import (
+    human_bookkeeping_findings,
+    proposal_path_findings,
+)
 from memwarden.policies.rules.transitions import diff_findings
 
 APPLY_KINDS = ("applied", "eviction", "maintenance")
@@ -182,22 +185,6 @@ class Push:
                          for f in result.findings if not f.waived]
         return findings, ci, info
 
-    def new_agent_meta(self, sha: str, parent: str | None, path: str,
-                       agent: str | None) -> bool:
-        """Whether an owner's commit creates an agent's first meta.json, at version 0 (what
-        `memwarden agent add` writes): it claims no history, so it is not apply's to write."""
-        if not path.endswith("/meta.json") or agent is None or (
-                parent is not None and self.repo.read_path(parent, path) is not None):
-            return False
-        import json
-
-        try:
-            doc = json.loads(self.repo.read_path(sha, path) or b"")
-        except ValueError:
-            return False
-        return (isinstance(doc, dict) and doc.get("agentId") == agent
-                and doc.get("version") == 0 and type(doc.get("version")) is int)
-
     def transitions(self, sha: str, parent: str | None, touched: list[str], actor: str
                     ) -> list[Finding]:
         repo = self.repo
@@ -261,15 +248,10 @@ class Push:
             out.append(self.deny(ref, f"commit {label} is not apply-made; such commits reach "
                                  f"{ref} only in a push of an owner ([server] owners); "
                                  f"pusher: {who.name()}", f"human:{sha}"))
-        for path in touched:
-            fi = classify(path)
-            if fi is not None and fi.kind in APPLY_OWNED_KINDS and \
-                    not self.new_agent_meta(sha, parent, path, fi.agent):
-                out.append(make("MW503", ERROR, path, 1, 1, f"commit {label} is not apply-made "
-                                f"but changes {path.rsplit('/', 1)[-1]}, which only apply "
-                                "writes (meta.json, changelog.md, timeline/)", f"{sha}:{path}",
-                                "Land the change as a proposal (or a branch that apply lands "
-                                "with --approved-by)."))
+        repo = self.repo
+        out += human_bookkeeping_findings(
+            label, touched, lambda p: repo.read_path(parent, p) if parent else None,
+            lambda p: repo.read_path(sha, p))
         out += self.transitions(sha, parent, touched, "human")
         return out
 

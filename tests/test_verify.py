@@ -73,3 +73,22 @@ def test_contracts_are_listed_once_per_check_not_once_per_contract(tmp_path):
     extra = _context_paths(focus, source)
     assert calls == ["agents/*/_agent.md"]
     assert extra == ["memory/a0/open_loops.md", "memory/a0/snapshot.md", "registry.json"]
+
+
+def test_history_holds_what_the_server_hook_refuses(tmp_path, mw):
+    """verify-history judges a human edit as the server hook does: no bookkeeping written
+    by hand, status along the graph; `agent add --commit` itself is clean."""
+    root = make_repo(tmp_path, {"memory/a/facts.md": FACTS})
+    code, _, err = mw(root, "agent", "add", "beta", "--status", "active", "--commit")
+    assert code == 0, err
+    code, out, _ = mw(root, "verify-history")
+    assert code == 0, out
+    meta = root / "memory/beta/meta.json"
+    meta.write_text(json.dumps({"agentId": "beta", "version": 7, "schemaVersion": "1.0"}))
+    commit(root, "Bump\n\nHuman-Edit: true")
+    contract = root / "agents/beta/_agent.md"
+    contract.write_text(contract.read_text().replace('status: "active"', 'status: "draft"'))
+    commit(root, "Back to draft\n\nHuman-Edit: true")
+    code, out, _ = mw(root, "verify-history")
+    assert code == 1 and {"MW205", "MW503"} <= set(rules_in(out)), out
+    assert "memory/beta/meta.json" in out and "'active' -> 'draft'" in out

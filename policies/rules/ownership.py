@@ -6,7 +6,7 @@ not in `check` (which sees one tree).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from memwarden.model.findings import ERROR, Finding, make
 from memwarden.model.layout import APPLY_OWNED_KINDS, classify
@@ -39,6 +39,40 @@ def proposal_path_findings(agent: str, touched: Iterable[str], label: str,
                             "(meta.json, changelog.md, timeline/)", f"{label}:{path}",
                             "Drop this file from the proposal; apply writes the bookkeeping."))
     return out
+
+
+def human_bookkeeping_findings(label: str, touched: Iterable[str],
+                               before: Callable[[str], bytes | None],
+                               after: Callable[[str], bytes | None]) -> list[Finding]:
+    """MW503 for a commit apply did not make (a human edit) that writes bookkeeping. The
+    one exception is a new agent's first meta.json at version 0, as `memwarden agent add`
+    writes it: that claims no history. `before`/`after` read a path in the parent and in
+    the commit."""
+    out: list[Finding] = []
+    for path in sorted(set(touched)):
+        info = classify(path)
+        if info is None or info.kind not in APPLY_OWNED_KINDS:
+            continue
+        if info.kind == "meta" and before(path) is None and \
+                _first_meta(after(path), info.agent):
+            continue
+        out.append(make("MW503", ERROR, path, 1, 1, f"commit {label} is not apply-made but "
+                        f"changes {path.rsplit('/', 1)[-1]}, which only apply writes "
+                        "(meta.json, changelog.md, timeline/)", f"{label}:{path}",
+                        "Land the change as a proposal (or a branch that apply lands with "
+                        "--approved-by)."))
+    return out
+
+
+def _first_meta(data: bytes | None, agent: str | None) -> bool:
+    import json
+
+    try:
+        doc = json.loads(data or b"")
+    except ValueError:
+        return False
+    return isinstance(doc, dict) and agent is not None and doc.get("agentId") == agent \
+        and type(doc.get("version")) is int and doc.get("version") == 0
 
 
 register(Rule(
