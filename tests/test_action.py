@@ -31,6 +31,13 @@ def test_yaml_validates_against_githubs_schemas(schema, path):
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
+def declared_outputs() -> set[str]:
+    """The outputs action.yml declares: a composite action exposes only those."""
+    import yaml
+
+    return set(yaml.safe_load((ROOT / "action/action.yml").read_text())["outputs"])
+
+
 def parse_outputs(text: str) -> dict[str, str]:
     out, lines, i = {}, text.split("\n"), 0
     while i < len(lines) and lines[i]:
@@ -66,6 +73,7 @@ def test_entry_gate_writes_outputs_summary_and_sarif(tmp_path):
     assert proc.returncode == 1, proc.stderr
     assert "::error file=memory/b/facts.md,line=1,col=1,title=MW501" in proc.stdout
     outputs = parse_outputs((tmp_path / "output").read_text())
+    assert set(outputs) <= declared_outputs(), set(outputs) - declared_outputs()
     assert outputs == {"result": "rejected", "verdict": "fail", "auto-approve": "false",
                        "findings": "2", "errors": "2", "sarif": str(tmp_path / "mw.sarif")}
     summary = (tmp_path / "summary").read_text()
@@ -94,6 +102,7 @@ def test_entry_apply_lands_pushes_and_reports(tmp_path):
     proc = run_entry(root, tmp_path, MW_MODE="apply", MW_REMOTE="origin")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     outputs = parse_outputs((tmp_path / "output").read_text())
+    assert set(outputs) <= declared_outputs(), set(outputs) - declared_outputs()
     results = json.loads(outputs.pop("results"))
     assert outputs == {"result": "applied", "applied": "1", "already-applied": "0",
                        "rejected": "0", "failed": "0", "pending": "0"}

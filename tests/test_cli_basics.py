@@ -88,3 +88,9 @@ def test_report_never_replaces_a_memory_file(tmp_path, mw):
     assert not (root / "registry.json").exists()
     code, _, _ = mw(root, "check", "--all", "-o", "report.json")
     assert code == 0 and (root / "report.json").read_text().startswith("{")
+
+
+def test_an_error_outside_a_repository_names_the_command(tmp_path, mw):
+    for args in (["reject", "p-1", "--reason", "x"], ["status", "p-1"]):
+        code, _, err = mw(tmp_path, *args)
+        assert code == 2 and f"error: {args[0]}: not inside a git repository" in err

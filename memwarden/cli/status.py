@@ -12,10 +12,10 @@ from memwarden.cli.options import AliasOption, format_option, open_repo_here, pa
 from memwarden.model.errors import MemwardenError
 
 
-def _open() -> tuple[Any, Any]:
+def _open(command: str) -> tuple[Any, Any]:
     from memwarden.model.config import load_config, load_config_at
 
-    repo = open_repo_here("status")
+    repo = open_repo_here(command)
     main = load_config(None, None).data["main_branch"]
     return repo, load_config_at(repo, repo.ref_target(f"refs/heads/{main}"))
 
@@ -33,7 +33,7 @@ def status_cmd(proposal_id: str | None, remote: str | None, fmt: str) -> None:
     from memwarden.apply import lifecycle, status
     from memwarden.apply.apply import apply_identity, fetch_proposals, looked_in
 
-    repo, config = _open()
+    repo, config = _open("status")
     if remote:
         fetch_proposals(repo, config, remote)
         lifecycle.fetch_notes(repo, remote, apply_identity(config))
@@ -93,7 +93,7 @@ def reject_cmd(proposal_id: str, reason: str, by: str | None, push: str | None,
     Rejecting an applied proposal is an illegal transition (use `git revert`)."""
     from memwarden.apply import status
 
-    repo, config = _open()
+    repo, config = _open("reject")
     who = by or _git_user() or "owner"
     doc = status.reject(repo, config, proposal_id, reason, who, parse_now(now), push)
     click.echo(json.dumps(doc, indent=2, ensure_ascii=False) if fmt == "json"
