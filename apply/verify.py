@@ -62,12 +62,12 @@ def _diff_rules(repo: Repo, sha: str, info: dict, ci: CommitInfo) -> list[Findin
     """What the server hook judges by comparing a commit with its parent: bookkeeping a
     human edit writes (MW503), append-only runs, immutable logic versions and status
     transitions (MW504, MW505, MW205); apply-made commits write bookkeeping by design."""
-    if ci.kind not in ("human", "proposal"):
-        return []
-    parent = info["parents"][0] if info["parents"] else None
+    if ci.kind not in ("human", "proposal") or not info["parents"]:
+        return []  # a root commit is the repository's starting state (an import), no change
+    parent = info["parents"][0]
 
     def before(path: str) -> bytes | None:
-        return repo.read_path(parent, path) if parent else None
+        return repo.read_path(parent, path)
 
     def after(path: str) -> bytes | None:
         return repo.read_path(sha, path)

@@ -248,10 +248,11 @@ class Push:
             out.append(self.deny(ref, f"commit {label} is not apply-made; such commits reach "
                                  f"{ref} only in a push of an owner ([server] owners); "
                                  f"pusher: {who.name()}", f"human:{sha}"))
+        if parent is None:
+            return out  # a root commit is the repository's starting state (an import)
         repo = self.repo
-        out += human_bookkeeping_findings(
-            label, touched, lambda p: repo.read_path(parent, p) if parent else None,
-            lambda p: repo.read_path(sha, p))
+        out += human_bookkeeping_findings(label, touched, lambda p: repo.read_path(parent, p),
+                                          lambda p: repo.read_path(sha, p))
         out += self.transitions(sha, parent, touched, "human")
         return out
 

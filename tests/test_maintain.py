@@ -69,6 +69,11 @@ def at(root: Path, when: str, files: dict[str, str | None],
     return git(root, "rev-parse", "HEAD").strip()
 
 
+APPLIED = ("memory-update: a / run_new / p-new\n\nAgent-Id: a\nRun-Id: run_new\n"
+           "Proposal-Id: p-new\nPriority: normal\nExpected-Version: 0\n"
+           "Applied-Proposal: p-new\nProposal-Head: " + "a" * 40 + "\nAuto-Approved: true\n")
+
+
 @pytest.fixture
 def repo(tmp_path):
     root = make_repo(tmp_path, {}, commit=False)
@@ -83,14 +88,14 @@ def repo(tmp_path):
         "memory/b/runs/run_bold.md": "# Run: run_bold\n",
         "agents/a/_agent.md": CONTRACT.format(name="A", slug="a"),
     })
-    at(root, RECENT, {
+    at(root, RECENT, {  # what apply lands: a run report and its bookkeeping
         "memory/a/runs/run_new.md": "# Run: run_new\n\nnew work\n",
         # named and dated like an old run, but it landed on main recently: git decides
         "memory/a/runs/run_2020-01-01_backfill.md": "# Run: run_2020-01-01_backfill\n"
                                                     "**Start:** 2020-01-01T00:00:00Z\n",
         "memory/a/timeline/2026-02-10.md": "# Timeline: a / 2026-02-10\n\n## Runs\n",
         "memory/a/changelog.md": changelog(5),
-    })
+    }, APPLIED)
     return root
 
 
@@ -427,3 +432,15 @@ def test_maintenance_does_not_make_proposals_stale_unless_they_share_a_file(repo
     assert results["p-facts"]["status"] == "applied", results
     # replaying p-loops' copy of open_loops.md would bring back the removed loop
     assert results["p-loops"]["reason"] == "version_conflict"
+
+
+def test_local_edits_in_a_file_maintain_changes_keep_main_where_it_is(repo, mw):
+    """A checked-out main moves only when its files can follow: an edited old run report
+    that retention would remove stops maintain before anything moves or is archived."""
+    start = git(repo, "rev-parse", "main").strip()
+    (repo / "memory/a/runs/run_old.md").write_text("# Run: run_old\n\nmy unsaved notes\n")
+    rc, out, err = mw(repo, "maintain", "--now", NOW, "--archive-branch", "memory-archive")
+    assert rc != 0 and "memory/a/runs/run_old.md" in out + err and "git stash" in out + err
+    assert git(repo, "rev-parse", "main").strip() == start
+    assert "memory-archive" not in git(repo, "branch", "--list", "memory-archive")
+    assert "my unsaved notes" in (repo / "memory/a/runs/run_old.md").read_text()
