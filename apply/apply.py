@@ -23,7 +23,7 @@ from typing import Any
 from memwarden.apply import bookkeeping, evict, lifecycle
 from memwarden.apply.gate import gate
 from memwarden.apply.planpool import Planned, PlanPool, still_holds
-from memwarden.git.repo import MODE_BLOBS, Repo, Writer
+from memwarden.git.repo import MODE_BLOBS, Entry, Repo, Writer
 from memwarden.model.config import Config
 from memwarden.model.errors import MemwardenError
 from memwarden.model.layout import classify
@@ -63,45 +63,63 @@ def apply_identity(config: Config) -> tuple[str, str]:
 
 
 class AppliedIndex:
-    """Proposal-Id -> applying commit along main's first parents, read once per batch and
-    extended by only the new commits when main moves forward (a batch of N proposals would
-    otherwise walk the whole history N times)."""
+    """(Agent-Id, Proposal-Id) -> applying commit along main's first parents, read once per
+    batch and extended by only the new commits when main moves forward (a batch of N
+    proposals would otherwise walk the whole history N times). An id is only the same
+    proposal for the same agent: another agent's proposal that reuses it is not applied."""
 
     def __init__(self, repo: Repo) -> None:
         self.repo = repo
         self.tip: str | None = None
-        self.ids: dict[str, str] = {}
+        self.ids: dict[tuple[str, str], str] = {}
+        self.any_agent: dict[str, str] = {}
 
-    def lookup(self, main: str, proposal_id: str) -> str | None:
+    def lookup(self, main: str, proposal_id: str, agent: str | None = None) -> str | None:
+        """The commit that applied `proposal_id` of `agent` (None: of any agent)."""
         if main != self.tip:
             self._extend(main)
-        return self.ids.get(proposal_id)
+        if agent is None:
+            return self.any_agent.get(proposal_id)
+        return self.ids.get((agent, proposal_id))
 
     def landed(self, old_tip: str, new_tip: str, message: str, pid: str, sha: str) -> None:
         """`sha` (on `new_tip`, built on `old_tip`) applied `pid`: known without reading the
         new commits back, when the index was current and the message names only `pid`
         (apply's own trailer; a message that names more is read the usual way)."""
         if self.tip == old_tip and message.count("Applied-Proposal") == 1:
-            self.ids.setdefault(pid, sha)
+            self._add(found_of(message), sha, self.ids, self.any_agent)
             self.tip = new_tip
 
+    @staticmethod
+    def _add(keys: list[tuple[str, str]], sha: str, ids: dict[tuple[str, str], str],
+             any_agent: dict[str, str]) -> None:
+        for agent, pid in keys:
+            ids.setdefault((agent, pid), sha)
+            any_agent.setdefault(pid, sha)
+
     def _extend(self, main: str) -> None:
-        found: dict[str, str] = {}
+        found: dict[tuple[str, str], str] = {}
+        found_any: dict[str, str] = {}
         met = False
         for sha, raw in self.repo.first_parent_log(main):
             if sha == self.tip:
                 met = True
                 break
-            if b"Applied-Proposal" not in raw:
-                continue
-            for t in parse_trailers(raw.decode("utf-8", "replace")):
-                if t.key.lower() == "applied-proposal":
-                    found.setdefault(t.value, sha)
-        if met:
-            self.ids.update(found)  # the new commits are newer than what we knew
-        else:
-            self.ids = found  # main does not descend from our tip: the walk read it all
+            if b"Applied-Proposal" in raw:
+                self._add(found_of(raw.decode("utf-8", "replace")), sha, found, found_any)
+        if met:  # the new commits are newer than what we knew
+            self.ids.update(found)
+            self.any_agent.update(found_any)
+        else:  # main does not descend from our tip: the walk read it all
+            self.ids, self.any_agent = found, found_any
         self.tip = main
+
+
+def found_of(message: str) -> list[tuple[str, str]]:
+    """(Agent-Id, Applied-Proposal) pairs an applied commit's message names."""
+    trailers = parse_trailers(message)
+    agent = next((t.value for t in trailers if t.key.lower() == "agent-id"), "")
+    return [(agent, t.value) for t in trailers if t.key.lower() == "applied-proposal"]
 
 
 def _meta(repo: Repo, rev: str, agent: str) -> dict[str, Any] | None:
@@ -133,12 +151,12 @@ def apply_one(repo: Repo, ref: str, config: Config, approved_by: str | None,
               now: _dt.datetime, dry_run: bool = False, force: bool = False,
               remote: str | None = None, main_tip: str | None = None,
               applied: AppliedIndex | None = None, batch_start: str | None = None,
-              files: bool = True) -> ProposalResult:
+              files: Checkout | None = None) -> ProposalResult:
     """Land one proposal. `main_tip` builds on that commit instead of main's ref and moves
     nothing (the batch path moves main once at the end); `batch_start` is where that batch
     began: proposals never contain the batch's own commits, so their merge base with the
-    tip is their merge base with the start, a much shorter walk. `files` False leaves a
-    checked-out main's files to the caller (see move_local_main)."""
+    tip is their merge base with the start, a much shorter walk. `files`: a checked-out
+    main's files stay where they are for the caller to bring along (see move_local_main)."""
     main_ref = f"refs/heads/{config.data['main_branch']}"
     main = main_tip or repo.ref_target(main_ref)
     if main is None:
@@ -165,9 +183,10 @@ def _already_applied(repo: Repo, ref: str, main: str, applied: AppliedIndex | No
                      known: tuple[str, str | None] | None = None) -> ProposalResult | None:
     """`known`: (head, Proposal-Id) a plan worker already read."""
     head = repo.resolve_commit(ref)
-    pid = known[1] if known is not None and known[0] == head else \
-        _proposal_trailers(repo, head)[1].get("proposal-id")
-    done = (applied or AppliedIndex(repo)).lookup(main, pid) if pid else None
+    trailers = _proposal_trailers(repo, head)[1]
+    pid = known[1] if known is not None and known[0] == head else trailers.get("proposal-id")
+    agent = trailers.get("agent-id", "")
+    done = (applied or AppliedIndex(repo)).lookup(main, pid, agent) if pid else None
     return ProposalResult(pid, "already_applied", commits=[done], ref=ref, head=head) \
         if done else None
 
@@ -239,8 +258,14 @@ def prepare(repo: Repo, ref: str, config: Config, approved_by: str | None,
         result.details.update({"expectedVersion": int(expected) if expected and
                                expected.isdigit() else expected, "currentVersion": current})
         return result
-    changes: dict[str, bytes | None] = {p: repo.read_path(head, p) for p in changed}
-    modes = _file_modes(repo, head, changes)
+    changes, modes, conflicts = _replay(repo, base, main, head, changed)
+    if conflicts:
+        result.reason = "merge_conflict"
+        result.resolution = "retry_with_latest"
+        result.details.update({"files": conflicts, "message": (
+            f"main changed {', '.join(conflicts)} since the proposal's base and the "
+            "proposal's changes there overlap them; propose again from the current main")})
+        return result
     evictions: list[tuple[str, dict[str, bytes | None]]] = []
     evicted: list[dict[str, Any]] = []
     files = evict.agent_files(repo, main, agent, changes)
@@ -264,6 +289,40 @@ def prepare(repo: Repo, ref: str, config: Config, approved_by: str | None,
     return Plan(landed, agent, evictions, changes,
                 _applied_message(msg, pid, head, verdict.auto_eligible, approved_by),
                 repo.author_of(head), modes)
+
+
+def _replay(repo: Repo, base: str, main: str, head: str, changed: list[str]
+            ) -> tuple[dict[str, bytes | None], dict[str, int], list[str]]:
+    """The proposal's change to each path replayed onto main: (contents, modes, paths that
+    conflict). Where main still has the base's version that is the proposal's copy; where
+    main changed it too (only `--force` gets here) a three-way merge, so nothing main gained
+    since the base is dropped."""
+    changes: dict[str, bytes | None] = {}
+    merged: dict[str, int] = {}
+    conflicts = []
+    for path in changed:
+        old, ours, theirs = (repo.entry_at(rev, path) for rev in (base, main, head))
+        if _same(old, ours):
+            changes[path] = repo.read_path(head, path)
+        elif _same(ours, theirs):
+            changes[path] = repo.read_path(main, path)  # main already has it
+        elif ours is None or theirs is None:
+            conflicts.append(path)  # deleted on one side, changed on the other
+        else:
+            data = repo.merge_file(path, old, ours, theirs)
+            if data is None:
+                conflicts.append(path)
+            else:
+                changes[path] = data
+                merged[path] = theirs.mode if old is None or theirs.mode != old.mode \
+                    else ours.mode
+    modes = _file_modes(repo, head, {p: d for p, d in changes.items() if p not in merged})
+    return changes, {**modes, **merged}, conflicts
+
+
+def _same(a: Entry | None, b: Entry | None) -> bool:
+    return (a is None and b is None) or (a is not None and b is not None and
+                                         (a.mode, a.oid) == (b.mode, b.oid))
 
 
 def _file_modes(repo: Repo, head: str, changes: dict[str, bytes | None]) -> dict[str, int]:
@@ -297,13 +356,17 @@ def land(repo: Repo, plan: Plan, config: Config, main: str, now: _dt.datetime
 
 def _land_and_move(repo: Repo, plan: Plan, config: Config, main: str, now: _dt.datetime,
                    dry_run: bool, remote: str | None, ref: str, main_ref: str,
-                   files: bool = True) -> ProposalResult:
+                   files: Checkout | None = None) -> ProposalResult:
     res = land(repo, plan, config, main, now)
     pid, head, new = res.proposal_id, res.head, res.commits[-1]
     if dry_run:
         res.details["dryRun"] = True
         return res
     if remote is not None:
+        try:  # before the push: a landing this clone's files cannot follow is not pushed
+            check_local_main(repo, main_ref, main, new, files)
+        except LocalEdits as exc:
+            return _edits_failure(res, exc)
         # The proposal branch first becomes exactly what lands, so a pull request shows as
         # merged; then main fast-forwards to it. Both pushes carry a lease.
         branch_ref = ref if ref.startswith("refs/heads/") else (
@@ -327,6 +390,11 @@ def _land_and_move(repo: Repo, plan: Plan, config: Config, main: str, now: _dt.d
                                   resolution="fix_and_retry", ref=ref, head=head)
     try:
         moved = move_local_main(repo, main_ref, new, main, files)
+    except LocalEdits as exc:
+        if remote is None:
+            return _edits_failure(res, exc)
+        res.details["warning"] = f"landed on {remote}, but {exc}"  # edited after the check
+        return res
     except MemwardenError as exc:  # e.g. a stale main.lock: say so, keep going
         return ProposalResult(pid, "failed", reason=str(exc), resolution="fix_and_retry",
                               ref=ref, head=head)
@@ -338,22 +406,97 @@ def _land_and_move(repo: Repo, plan: Plan, config: Config, main: str, now: _dt.d
     return res
 
 
-_EDITED = ("main moved but the checked-out files have local edits; run "
-           "`git merge --ff-only` after saving them")
+class LocalEdits(MemwardenError):
+    """A checked-out main's files cannot follow a move: local edits in paths it changes."""
+
+    def __init__(self, main_ref: str, new: str, paths: list[str]) -> None:
+        self.paths = paths
+        shown = ", ".join(paths[:10]) + (f" and {len(paths) - 10} more" if len(paths) > 10
+                                         else "")
+        super().__init__(
+            f"{main_ref} was not moved to {new[:12]}: the checked-out files have local edits "
+            f"(or untracked files) in {shown}, which that move changes; commit them, or "
+            "stash them (`git stash -u`, run memwarden again, then `git stash pop`), and run "
+            "memwarden again")
 
 
-def move_local_main(repo: Repo, main_ref: str, new: str, old: str, files: bool = True
-                    ) -> str | None:
-    """Compare-and-swap main from `old` to `new` and bring a checked-out main along
-    (`files` False: the caller brings the files along later, once for many moves).
+@dataclass(frozen=True)
+class Checkout:
+    """A checked-out main's index and files, left at commit `at` while main moves on (the
+    caller brings them along once, for many moves), and the paths with local edits there,
+    read once: each move is checked against them without asking git again."""
 
-    Returns None when main moved under us, "" on success, or a warning when the working
-    tree has local edits and was left alone (never lose data).
+    at: str
+    edits: Edits | None  # None: unknown (git decides each move)
+
+    @classmethod
+    def read(cls, repo: Repo, at: str) -> Checkout:
+        edits = repo.local_edits(at)
+        return cls(at, Edits(edits) if edits is not None else None)
+
+
+class Edits:
+    """Paths with local edits, and the folders that hold them."""
+
+    def __init__(self, paths: set[str]) -> None:
+        self.paths = frozenset(paths)
+        self.folders = frozenset(p[:i] for p in paths for i, c in enumerate(p) if c == "/")
+
+    def touched_by(self, changed: list[str]) -> bool:
+        """True when a changed path is edited, lies under an edited file (a file where
+        the move needs a folder) or holds edited files (a folder where it needs a file)."""
+        if not self.paths:
+            return False
+        return any(path in self.paths or path in self.folders or
+                   any(path[:i] in self.paths for i, c in enumerate(path) if c == "/")
+                   for path in changed)
+
+
+def check_local_main(repo: Repo, main_ref: str, old: str, new: str,
+                     files: Checkout | None = None) -> None:
+    """Raise LocalEdits when `main_ref` is checked out here and its index and files (at
+    `files.at`, else at `old`) cannot follow the move `old` -> `new` without overwriting
+    local edits. Only a move that changes an edited path asks git (a dry run)."""
+    if repo.head_branch() != main_ref:
+        return
+    at = files.at if files is not None else old
+    changed = repo.changed_paths(old, new)
+    if files is not None:
+        edits = files.edits
+    else:
+        found = repo.local_edits(at, changed)
+        edits = Edits(found) if found is not None else None
+    if edits is not None and not edits.touched_by(changed):
+        return
+    blockers = repo.worktree_blockers(at, new)
+    if blockers:
+        raise LocalEdits(main_ref, new, blockers)
+
+
+def _edits_failure(res: ProposalResult, exc: LocalEdits) -> ProposalResult:
+    return ProposalResult(res.proposal_id, "failed", reason="local_edits",
+                          resolution="commit_or_stash_and_retry", ref=res.ref, head=res.head,
+                          details={"message": str(exc), "files": exc.paths}, auto=res.auto)
+
+
+def move_local_main(repo: Repo, main_ref: str, new: str, old: str,
+                    files: Checkout | None = None) -> str | None:
+    """Compare-and-swap main from `old` to `new` and bring a checked-out main's index and
+    files along; with `files` they stay where they are and the caller brings them along
+    later, once for many moves.
+
+    A checked-out main whose files cannot follow is never moved: HEAD ahead of its index
+    would make the next commit silently revert the landing. Raises LocalEdits (nothing
+    moved); returns None when main moved under us, "" on success.
     """
+    check_local_main(repo, main_ref, old, new, files)
     if not repo.compare_and_swap(main_ref, new, old):
         return None
-    if files and repo.head_branch() == main_ref and not repo.sync_worktree(old, new):
-        return _EDITED
+    if files is None and repo.head_branch() == main_ref and not repo.sync_worktree(old, new):
+        # edited since the check: main goes back rather than stay ahead of its index
+        repo.compare_and_swap(main_ref, old, new)
+        raise LocalEdits(main_ref, new,
+                         repo.worktree_blockers(old, new) or ["(see git status)"])
     return ""
 
 
@@ -550,7 +693,7 @@ def _apply_all(repo: Repo, refs: list[str], config: Config, approved_by: str | N
     rec = lifecycle.Recorder(repo, committer)
     applied = AppliedIndex(repo)
     if not dry_run:  # files left behind main by a killed run catch up first
-        repo.catch_up_worktree(f"refs/heads/{config.data['main_branch']}")
+        _catch_up(repo, f"refs/heads/{config.data['main_branch']}")
     if remote is not None and not dry_run:
         lifecycle.fetch_notes(repo, remote, committer)
     results = None
@@ -560,28 +703,26 @@ def _apply_all(repo: Repo, refs: list[str], config: Config, approved_by: str | N
     if results is None:
         # Landing one by one in this clone only (no remote), a checked-out main's files
         # follow once after the last landing, not after each: updating the index and files
-        # of the whole tree per landing cost most of a run. The applier lock keeps other
-        # appliers out meanwhile, and a run killed before the end is caught up by the next
-        # (catch_up_worktree above).
+        # of the whole tree per landing cost most of a run. Each move is still checked
+        # against them (move_local_main), the applier lock keeps other appliers out
+        # meanwhile, and a run killed before the end is caught up by the next (_catch_up).
         main_ref = f"refs/heads/{config.data['main_branch']}"
         later = remote is None and not dry_run and repo.head_branch() == main_ref
         start = repo.ref_target(main_ref) if later else None
+        files = Checkout.read(repo, start) if start is not None else None
         results = []
         try:
             for ref in refs:
                 results.append(_apply_careful(repo, ref, config, approved_by, now, dry_run,
-                                              force, remote, attempts, rec, applied,
-                                              files=not later))
+                                              force, remote, attempts, rec, applied, files))
         finally:
-            end = repo.ref_target(main_ref) if later else None
-            if start is not None and end is not None and end != start and \
-                    repo.head_branch() == main_ref and not repo.sync_worktree(start, end):
-                landed = [r for r in results if r.status == "applied"] or results
-                if landed:
-                    landed[-1].details["warning"] = _EDITED
+            if start is not None:
+                _follow_once(repo, main_ref, start, results)
     for res in results:
-        if res.status == "rejected" and res.head and \
-                lifecycle.current_state(rec.events(res.head)) == "rejected":
+        events = rec.events(res.head) if res.status == "rejected" and res.head else []
+        # the same rejection again; another (a --force that does not merge) is news
+        if lifecycle.current_state(events) == "rejected" and \
+                events[-1].get("reason") == res.reason:
             res.details["recordedEarlier"] = True
     if not dry_run:
         for res in results:
@@ -594,10 +735,40 @@ def _apply_all(repo: Repo, refs: list[str], config: Config, approved_by: str | N
     return results
 
 
+def _catch_up(repo: Repo, main_ref: str) -> None:
+    """Bring files a killed run left behind main along; refuse to go on when local edits
+    stop them (a commit made then would revert what main gained)."""
+    stuck = repo.catch_up_worktree(main_ref)
+    if stuck:
+        raise MemwardenError(
+            f"the checked-out files are at {stuck[:12]}, behind {main_ref} (an earlier run "
+            "stopped before they followed), and local edits stop them from following; run "
+            f"`git reset --soft {stuck[:12]}`, `git stash`, `git merge --ff-only "
+            f"{repo.ref_target(main_ref)}` and `git stash pop`, then run apply again")
+
+
+def _follow_once(repo: Repo, main_ref: str, start: str, results: list[ProposalResult]
+                 ) -> None:
+    """After a run of moves, bring a checked-out main's files from `start` to main. Each
+    move was checked against them; should edits made during the run stop them anyway,
+    main goes back to `start` and the run's landings count as failed."""
+    end = repo.ref_target(main_ref)
+    if end is None or end == start or repo.head_branch() != main_ref or \
+            repo.sync_worktree(start, end):
+        return
+    if not repo.compare_and_swap(main_ref, start, end):
+        return  # someone moved main meanwhile: theirs to sort out, not ours to undo
+    exc = LocalEdits(main_ref, end,
+                     repo.worktree_blockers(start, end) or ["(see git status)"])
+    for i, res in enumerate(results):
+        if res.status == "applied":
+            results[i] = _edits_failure(res, exc)
+
+
 def _apply_careful(repo: Repo, ref: str, config: Config, approved_by: str | None,
                    now: _dt.datetime, dry_run: bool, force: bool, remote: str | None,
                    attempts: int, rec: lifecycle.Recorder, applied: AppliedIndex,
-                   files: bool = True) -> ProposalResult:
+                   files: Checkout | None = None) -> ProposalResult:
     """One proposal, pushed on its own, retried with jitter when the remote moved."""
     import random
     import time
@@ -607,7 +778,12 @@ def _apply_careful(repo: Repo, ref: str, config: Config, approved_by: str | None
         return refused
     for attempt in range(attempts):
         if remote is not None:
-            sync_main(repo, config, remote)
+            try:
+                sync_main(repo, config, remote)
+            except LocalEdits as exc:
+                return ProposalResult(None, "failed", reason="local_edits",
+                                      resolution="commit_or_stash_and_retry", ref=ref,
+                                      details={"message": str(exc), "files": exc.paths})
         res = apply_one(repo, ref, config, approved_by, now, dry_run, force, remote,
                         applied=applied, files=files)
         if not res.details.get("retry") or attempt == attempts - 1:
@@ -669,7 +845,11 @@ def _apply_batch(repo: Repo, refs: list[str], config: Config, approved_by: str |
                     updates[branch] = (tip, head)
             results.append(res)
         if tip != start:
-            repo.store_held_objects()  # before any ref can point at them
+            repo.store_held_objects()  # before any ref can point at them (or git reads them)
+            try:  # the files of a checked-out main must be able to follow before the push
+                check_local_main(repo, main_ref, start, tip)
+            except LocalEdits:
+                return None  # one at a time, refusing only the landings they block
     finally:
         plans.close()
         repo.drop_held_objects()  # (not stored: the careful path follows, nothing refers)
@@ -684,7 +864,10 @@ def _apply_batch(repo: Repo, refs: list[str], config: Config, approved_by: str |
                     res.status, res.reason, res.resolution = "failed", f"push refused: {exc}", \
                         "fix_and_retry"
             return results
-        moved = move_local_main(repo, main_ref, tip, start)
+        try:
+            moved = move_local_main(repo, main_ref, tip, start)
+        except LocalEdits as exc:  # edited after the check: the remote has the batch
+            moved = f"landed on {remote}, but {exc}"
         if moved and results:
             results[-1].details["warning"] = moved
         elif moved is None and results:
@@ -730,7 +913,7 @@ def _record(rec: lifecycle.Recorder, res: ProposalResult, approved_by: str | Non
             state = "approved"
         if res.status in ("applied", "already_applied"):
             if state != "applied":
-                if state not in ("approved", "applying"):
+                if state not in ("approved", "applying", "failed"):  # failed -> applying
                     rec.advance(res.head, "approved", now, avoid=avoid, first=first, by=by)
                 rec.advance(res.head, "applied", now, commit=res.commits[-1])
         elif res.status == "rejected" and state != "rejected":
@@ -776,6 +959,7 @@ def sync_main(repo: Repo, config: Config, remote: str) -> None:
     if ours is not None and not repo.is_ancestor(ours, theirs):
         raise MemwardenError(f"local {main_ref} has commits the remote does not; refusing to "
                              "apply on a diverged main")
-    if repo.compare_and_swap(main_ref, theirs, ours or "0" * 40) and ours is not None \
-            and repo.head_branch() == main_ref:
-        repo.sync_worktree(ours, theirs)
+    if ours is None:
+        repo.compare_and_swap(main_ref, theirs, "0" * 40)
+    else:
+        move_local_main(repo, main_ref, theirs, ours)

@@ -668,10 +668,15 @@ def _land(repo: Repo, result: MaintainResult, main_ref: str, main: str, new: str
           arch_ref: str | None, lease: str | None, remote: str | None) -> str:
     """Archive first, then main (with a remote: push with leases, then the local refs).
     Returns "ok", "retry" (main moved) or "failed" (recorded in result.problems)."""
-    from memwarden.apply.apply import move_local_main
+    from memwarden.apply.apply import LocalEdits, check_local_main, move_local_main
 
     arch = result.archive
     arch_new = arch["commit"] if arch and arch["commit"] != arch["old"] else None
+    try:  # before anything moves or is pushed: the checked-out files must be able to follow
+        check_local_main(repo, main_ref, main, new)
+    except LocalEdits as exc:
+        result.problems.append(str(exc))
+        return "failed"
     try:
         if remote is not None:
             if arch_ref and arch_new and not repo.push_with_lease(remote, arch_new, arch_ref,
@@ -687,7 +692,11 @@ def _land(repo: Repo, result: MaintainResult, main_ref: str, main: str, new: str
                                                            arch["old"] or "0" * 40):
         result.problems.append(f"{arch_ref} moved during maintain; archive commit {arch_new} "
                                "not recorded locally")
-    moved = move_local_main(repo, main_ref, new, main)
+    try:
+        moved = move_local_main(repo, main_ref, new, main)
+    except LocalEdits as exc:  # edited after the check above
+        result.problems.append(str(exc))
+        return "failed"
     if moved is None:
         if remote is None:
             return "retry"

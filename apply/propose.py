@@ -302,6 +302,33 @@ def _append_section(text: str, section: str, content: str) -> str:
     return "\n".join(lines[:insert] + block + lines[insert:])
 
 
+def _fact_lines(content: str, i: int) -> str:
+    """Appended facts as facts.md holds them: a line starting `- ` or `* ` starts a fact
+    (the first line always does), any other line continues the fact above, indented
+    (memory-format.md); blank lines go. A line that would still end its fact (a heading,
+    a code fence or a comment opener, which indentation does not hide) is refused."""
+    block: list[str] = []
+    for line in split_lines(content):
+        text = line.strip()
+        if not text:
+            continue
+        if not block:
+            block.append(text if text.startswith(("- ", "* ")) else "- " + text)
+        elif line.startswith(("- ", "* ")):
+            block.append(line.rstrip())
+        else:
+            block.append("  " + text)
+    facts, _ = parse_facts(["## _", *block])
+    held = {n for f in facts for n in range(f.line, f.end_line + 1)}
+    for n, line in enumerate(block, start=2):
+        if n not in held:
+            raise MemwardenError(f"updates[{i}].content: the line {line.strip()[:60]!r} "
+                                 "would not stay part of a fact (a heading, code fence or "
+                                 "comment opener ends one); put it on one line with its fact "
+                                 "or drop it")
+    return "\n".join(block)
+
+
 def _apply_one(text: str, update: dict[str, Any], i: int, op: str, path: str, req: Request,
                today: str) -> str:
     kind = classify(path).kind  # type: ignore[union-attr]
@@ -316,9 +343,7 @@ def _apply_one(text: str, update: dict[str, Any], i: int, op: str, path: str, re
             if not isinstance(section, str) or not section.strip():
                 raise MemwardenError(f"updates[{i}]: appending to facts.md needs 'section' "
                                      "(the ## heading the fact belongs under)")
-            if not content.lstrip().startswith(("- ", "* ")):
-                content = "- " + content.strip()
-            return _append_section(text, section, content)
+            return _append_section(text, section, _fact_lines(content, i))
         if isinstance(section, str) and section.strip():
             return _append_section(text, section, content)
         base = text.rstrip("\n")

@@ -124,12 +124,15 @@ def test_stale_expected_version_is_a_conflict(repo, tmp_path, mw):
 
 def test_human_edit_on_main_since_the_base_is_a_conflict(repo, tmp_path, mw):
     p = propose(mw, repo, tmp_path, "a", "x", expectedVersion=3)
-    (repo / "memory/a/facts.md").write_text(FACTS + "- human fact\n")
+    human = "# Facts: a\n\n## People\n- human fact\n\n## Domain\n- one fact\n"
+    (repo / "memory/a/facts.md").write_text(human)
     git(repo, "commit", "-qam", "Human fix\n\nHuman-Edit: true")
     code, (r,) = apply(mw, repo, p["branch"])
     assert r["reason"] == "version_conflict"
     code, (r,) = apply(mw, repo, p["branch"], "--force")
     assert r["status"] == "applied"
+    # merged onto the human's file, not copied over it (tests/test_apply_dataloss.py)
+    assert git(repo, "show", "main:memory/a/facts.md") == human + "- x\n"
 
 
 def test_policy_rejection_and_human_review(repo, tmp_path, mw):
@@ -193,14 +196,16 @@ def test_files_follow_main_once_after_many_landings(repo, tmp_path, mw):
 
 
 def test_local_edits_survive_a_run_and_are_named(repo, tmp_path, mw):
+    """main stays where its files are (tests/test_apply_dataloss.py has the rest)."""
     propose(mw, repo, tmp_path, agent="a", content="a landed fact")
+    before = git(repo, "rev-parse", "main")
     edited = "# Facts: a\n\n## Domain\n- one fact\n- my unsaved edit\n"
     (repo / "memory/a/facts.md").write_text(edited)
     code, (res,) = apply(mw, repo, "--all")
-    assert res["status"] == "applied"
-    assert "local edits" in res.get("warning", "")
+    assert res["status"] == "failed" and res["reason"] == "local_edits"
+    assert "local edits" in res["message"] and res["files"] == ["memory/a/facts.md"]
     assert (repo / "memory/a/facts.md").read_text() == edited  # never lose data
-    assert "- a landed fact" in git(repo, "show", "main:memory/a/facts.md")
+    assert git(repo, "rev-parse", "main") == before
 
 
 def test_a_run_killed_before_the_files_followed_is_caught_up(repo, tmp_path, mw):

@@ -29,7 +29,9 @@ STATUSES = ("applied", "already_applied", "rejected", "failed", "pending")
               "too, recording who approved them (Approved-By trailer).")
 @click.option("--dry-run", is_flag=True, help="Build the commits but do not move main.")
 @click.option("--force", is_flag=True, help="Owner override: skip the stale check (never "
-              "a policy).")
+              "a policy). The proposal's changes are merged three-way into main's current "
+              "files, keeping what main gained since the proposal's base; a file where both "
+              "changed the same lines is refused (merge_conflict), never overwritten.")
 @click.option("--now", metavar="ISO", help="Clock for bookkeeping (default: now, UTC).")
 @push_option("Fetch REMOTE's main (and with --all its proposal branches) first, then push "
              "each landed proposal (branch, then main, both with a lease) to REMOTE; a push "
@@ -44,6 +46,10 @@ def apply_cmd(refs: tuple[str, ...], all_refs: bool, approved_by: str | None, dr
               force: bool, now: str | None, push: str | None, delete_branches: bool,
               fmt: str, output: str | None) -> None:
     """Land approved proposals on main by fast-forward, one commit each with bookkeeping.
+
+    A checked-out main moves only when its files can follow: a landing that would change
+    a file with local edits (or an untracked file) fails `local_edits`, naming the files,
+    and main stays where it was.
 
     Exit 0 when this run failed or newly rejected nothing (proposals waiting for review and
     rejections recorded by earlier runs are reported, not failures), 1 otherwise, 2 usage

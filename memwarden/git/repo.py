@@ -650,40 +650,108 @@ class Repo:
         except Exception:  # unborn or broken HEAD
             return None
 
-    def sync_worktree(self, old: str, new: str) -> bool:
-        """After the checked-out branch moved old -> new, fast-forward index and files the
-        way `git merge --ff-only` does; False (nothing touched) if local edits would be
-        overwritten."""
-        env = {"GIT_DIR": str(self.git_dir), "GIT_WORK_TREE": str(self.root)}
-        cwd = self.root or self.git_dir
+    def _worktree_git(self) -> tuple[Path, dict[str, str]]:
+        return self.root or self.git_dir, {"GIT_DIR": str(self.git_dir),
+                                           "GIT_WORK_TREE": str(self.root)}
+
+    def _refresh_index(self) -> None:
+        cwd, env = self._worktree_git()
         try:  # a stat-only change (touch, cache restore) is not an edit: refresh first
             git_cli(["update-index", "-q", "--refresh"], cwd, env)
         except MemwardenError:
             pass  # exits 1 when files really differ; read-tree then decides
+
+    def sync_worktree(self, old: str, new: str) -> bool:
+        """After the checked-out branch moved old -> new, fast-forward index and files the
+        way `git merge --ff-only` does; False (nothing touched) if local edits would be
+        overwritten."""
+        cwd, env = self._worktree_git()
+        self._refresh_index()
         try:
             git_cli(["read-tree", "-m", "-u", old, new], cwd, env)
         except MemwardenError:
             return False
         return True
 
-    def catch_up_worktree(self, branch_ref: str, depth: int = 20_000) -> bool:
+    def local_edits(self, rev: str, paths: list[str] | None = None) -> set[str] | None:
+        """The paths (of `paths`, or all) whose index entry or file differs from commit
+        `rev`, and the untracked files there that are not ignored: what moving index and
+        files on from `rev` could overwrite (git overwrites ignored files). A file only
+        touched may be listed too; None when git cannot tell."""
+        if paths == []:
+            return set()
+        cwd, env = self._worktree_git()
+        if paths is None:
+            self._refresh_index()  # else every file only touched would be listed
+        env = {**env, "GIT_LITERAL_PATHSPECS": "1"}
+        spec = ["--", *paths] if paths is not None else []
+        out: set[str] = set()
+        try:
+            for args in (["diff-index", "--name-only", "-z", rev],
+                         ["ls-files", "-z", "--others", "--exclude-standard"]):
+                out.update(p for p in git_cli([*args, *spec], cwd, env).split("\0") if p)
+        except MemwardenError:
+            return None
+        return out
+
+    def worktree_blockers(self, old: str, new: str) -> list[str]:
+        """What stops index and files at `old` from following to `new` (sync_worktree):
+        [] when nothing does, else the paths with local edits (staged, unstaged, or an
+        untracked file in the way) that the move would change. git decides, by a dry run
+        of the same `git read-tree -m -u`; the paths are then named for the user."""
+        cwd, env = self._worktree_git()
+        self._refresh_index()
+        try:
+            git_cli(["read-tree", "-n", "-m", "-u", old, new], cwd, env)
+            return []
+        except MemwardenError as exc:
+            refusal = str(exc)
+        named = self.local_edits(old, self.changed_paths(old, new)) or set()
+        # a folder/file clash names no changed path itself: git's own words then
+        return sorted(named) or sorted(set(re.findall(r"'([^']+)'", refusal))) or [refusal]
+
+    def catch_up_worktree(self, branch_ref: str, depth: int = 20_000) -> str:
         """If the checked-out `branch_ref` moved but index and files stayed at one of its
         recent commits (a process killed between the two steps), fast-forward them; never
-        when anything is edited. True when it caught up."""
+        when anything is edited. Returns that commit when local edits stop them from
+        following, else "" (caught up, or nothing to catch up)."""
         if self.root is None or self.head_branch() != branch_ref:
-            return False
+            return ""
         tip = self.ref_target(branch_ref)
-        env = {"GIT_DIR": str(self.git_dir), "GIT_WORK_TREE": str(self.root)}
+        cwd, env = self._worktree_git()
         try:
-            index_tree = git_cli(["write-tree"], self.root, env).strip()
+            index_tree = git_cli(["write-tree"], cwd, env).strip()
         except MemwardenError:
-            return False  # unmerged entries: a human is in the middle of something
+            return ""  # unmerged entries: a human is in the middle of something
         if tip is None or str(self._repo.get(tip).tree.id) == index_tree:
-            return False
+            return ""
         for sha, _ in self.first_parent_log(tip, depth):
             if str(self._repo.get(sha).tree.id) == index_tree:
-                return self.sync_worktree(sha, tip)
-        return False
+                return "" if self.sync_worktree(sha, tip) else sha
+        return ""
+
+    def merge_file(self, path: str, base: Entry | None, ours: Entry | None,
+                   theirs: Entry | None) -> bytes | None:
+        """Three-way merge of one file's blobs (None: absent on that side), as
+        `git merge-file` does: the merged bytes, or None when the changes overlap. Text
+        only: a blob that is not UTF-8 or holds a NUL counts as a conflict (libgit2 hands
+        the result back as UTF-8 text, cut at the first NUL)."""
+        import pygit2
+
+        sides = []
+        for entry in (base, ours, theirs):
+            if entry is not None:
+                data = self.read_blob(entry.oid)
+                try:
+                    data.decode("utf-8")
+                except UnicodeDecodeError:
+                    return None
+                if b"\0" in data:
+                    return None
+            sides.append(None if entry is None else
+                         pygit2.IndexEntry(path, pygit2.Oid(hex=entry.oid), entry.mode))
+        result = self._repo.merge_file_from_index(*sides)
+        return result.contents.encode("utf-8") if result.automergeable else None
 
     def is_ancestor(self, ancestor: str, descendant: str) -> bool:
         a, d = self.resolve_commit(ancestor), self.resolve_commit(descendant)
