@@ -1,5 +1,6 @@
-"""Attacks on `memwarden serve` (a real process): every one is refused with 401/403/404/413/
-422 and leaves no ref behind (`git for-each-ref` before and after)."""
+"""Attacks on `memwarden serve` (a real process): every one is refused with 400/401/403/404/
+409/413/422 in the documented error shape and leaves no ref behind (`git for-each-ref`
+before and after)."""
 
 from __future__ import annotations
 
@@ -218,3 +219,146 @@ def test_a_short_hs256_secret_is_a_config_error(tmp_path):
     assert proc.returncode == 2
     assert "memwarden: error:" in proc.stderr and "32 bytes" in proc.stderr
     assert SECRET  # the fixture secret is long enough
+
+
+def propose_raw(site, raw: bytes, tok: str = token()) -> httpx.Response:
+    """A propose with a body as an attacker writes it (JSON escapes json.dumps would not
+    make, like a lone surrogate)."""
+    return httpx.post(site["url"] + f"/memory/{AGENT}/propose", content=raw, timeout=30,
+                      headers={**auth(tok), "Content-Type": "application/json"})
+
+
+def mcp_raw(site, raw: bytes, tok: str = token()) -> httpx.Response:
+    return httpx.post(site["url"] + "/mcp", content=raw, timeout=30, headers={
+        **auth(tok), "Content-Type": "application/json",
+        "Accept": "application/json, text/event-stream"})
+
+
+def tool_call(name: str, arguments: str) -> bytes:
+    return ('{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"' + name +
+            '","arguments":' + arguments + "}}").encode()
+
+
+LOOP = {"operation": "add_loop", "content": "written for another agent"}
+
+
+@pytest.mark.parametrize("extra, field", [
+    ({"params": {"agentId": OTHER}}, "params"),  # the audited attack
+    ({"params": {"agent_id": OTHER}}, "params"),
+    ({"params": {"updates": [LOOP] * 4}}, "params"),  # past max_updates = 3
+    ({"agent_id": OTHER}, "agent_id"),
+    ({"params": {"proposalId": "p-elsewhere"}}, "params"),
+])
+def test_a_propose_body_takes_no_fields_but_its_own(site, extra, field):
+    """What `memwarden propose` would read as the request (params merged over the top
+    level, snake_case spellings) is refused, not passed on: 422 naming the field."""
+    before = refs(site["repo"])
+    body = {"runId": "run-x1", "updates": [LOOP], **extra}
+    r = httpx.post(site["url"] + f"/memory/{AGENT}/propose", json=body,
+                   headers=auth(token(AGENT)), timeout=30)
+    assert r.status_code == 422, r.text
+    assert r.json()["error"]["code"] == "unknown_field"
+    assert r.json()["error"]["message"].startswith(field)
+    assert refs(site["repo"]) == before
+    assert f"proposals/{OTHER}/" not in refs(site["repo"])
+
+
+def test_an_unknown_update_field_is_refused_over_rest_and_mcp(site):
+    before = refs(site["repo"])
+    r = httpx.post(site["url"] + f"/memory/{AGENT}/propose", headers=auth(token()),
+                   json={"runId": "run-x2", "updates": [{**LOOP, "file_path": "x"}]},
+                   timeout=30)
+    assert r.status_code == 422 and "updates.0.file_path" in r.json()["error"]["message"]
+    r = mcp_raw(site, tool_call("propose-memory-update", json.dumps({
+        "runId": "run-x2", "updates": [LOOP], "params": {"agentId": OTHER}})))
+    result = r.json()["result"]
+    assert result["isError"] and "unknown_field (422): 'params'" in result["content"][0]["text"]
+    assert refs(site["repo"]) == before
+
+
+@pytest.mark.parametrize("raw", [
+    rb'{"runId":"run-s1","updates":[{"operation":"add_loop","content":"x","foo":"\ud800"}]}',
+    rb'{"runId":"run-s2","updates":[{"operation":"add_loop","content":"x","\ud800":1}]}',
+    rb'{"runId":"run-s3","\udfff":"x","updates":[{"operation":"add_loop","content":"x"}]}',
+    rb'{"runId":"run-s4","reasoning":"\ud800","updates":[{"operation":"add_loop"}]}',
+])
+def test_lone_surrogates_are_422_over_rest(site, raw):
+    before = refs(site["repo"])
+    r = propose_raw(site, raw)
+    assert r.status_code == 422, r.text
+    assert r.json()["error"]["message"] and r.json()["error"]["requestId"]
+    assert refs(site["repo"]) == before
+
+
+def test_a_lone_surrogate_over_mcp_is_a_clean_tool_error(site):
+    before = refs(site["repo"])
+    r = mcp_raw(site, tool_call("propose-memory-update", r'{"runId":"run-s5","updates":'
+                                r'[{"operation":"add_loop","content":"x","foo":"\ud800"}]}'))
+    assert r.status_code == 200
+    result = r.json()["result"]
+    text = result["content"][0]["text"]
+    assert result["isError"] and "invalid_input (422): updates[0].foo" in text
+    for leak in ("codec", "Traceback", "pydantic.dev", "input_value"):
+        assert leak not in text
+    assert refs(site["repo"]) == before
+
+
+@pytest.mark.parametrize("path", [f"/memory/{AGENT}/propose", "/mcp"])
+def test_deeply_nested_json_gets_the_documented_error(site, path):
+    r = httpx.post(site["url"] + path, content=b"[" * 5000 + b"]" * 5000, timeout=30,
+                   headers={**auth(token()), "Content-Type": "application/json",
+                            "Accept": "application/json, text/event-stream"})
+    assert r.status_code == 422, r.text
+    assert r.json()["error"]["code"] == "nested_too_deeply"
+    deep = b'{"runId":"run-d","updates":[' + b'{"a":' * 80 + b"1" + b"}" * 80 + b"]}"
+    r = propose_raw(site, deep)
+    assert r.status_code == 422 and r.json()["error"]["code"] == "nested_too_deeply"
+    # a JSON text with brackets inside its strings is not nested
+    flat = {"runId": f"run-flat{len(path)}", "updates": [{"operation": "add_loop",
+                                              "content": "[{" * 100}]}
+    r = httpx.post(site["url"] + f"/memory/{AGENT}/propose", json=flat,
+                   headers=auth(token()), timeout=30)
+    assert r.status_code == 201, r.text
+
+
+def test_a_body_fastapi_cannot_parse_gets_the_documented_error(site):
+    r = propose_raw(site, b'{"runId": "run-\xff", "updates": []}')  # not UTF-8
+    assert r.status_code == 400, r.text
+    assert r.json()["error"]["code"] == "bad_request" and r.json()["error"]["requestId"]
+
+
+def test_another_agents_proposal_id_is_taken_without_saying_whose(site):
+    repo = site["repo"]
+    mine = httpx.post(site["url"] + f"/memory/{AGENT}/propose", headers=auth(token(AGENT)),
+                      json={**request_doc("run-id1"), "proposalId": "p-shared-1"}, timeout=30)
+    assert mine.status_code == 201, mine.text
+    before = refs(repo)
+    theirs = httpx.post(site["url"] + f"/memory/{OTHER}/propose", headers=auth(token(OTHER)),
+                        json={"runId": "run-id2", "proposalId": "p-shared-1",
+                              "updates": [{"operation": "add_loop", "content": "mine now"}]},
+                        timeout=30)
+    assert theirs.status_code == 409, theirs.text
+    assert refs(repo) == before and f"proposals/{OTHER}/p-shared-1" not in refs(repo)
+    # the owner's own retry gets the very same answer: nothing says whose the id is
+    retry = httpx.post(site["url"] + f"/memory/{AGENT}/propose", headers=auth(token(AGENT)),
+                       json={**request_doc("run-id3"), "proposalId": "p-shared-1"},
+                       timeout=30)
+    assert retry.status_code == 409
+    assert theirs.json()["error"]["message"] == retry.json()["error"]["message"]
+    assert theirs.json()["error"]["code"] == retry.json()["error"]["code"]
+    assert AGENT not in theirs.json()["error"]["message"]
+
+
+def test_proposal_status_says_the_same_for_absent_and_foreign_ids(site):
+    made = httpx.post(site["url"] + f"/memory/{AGENT}/propose", headers=auth(token(AGENT)),
+                      json={**request_doc("run-id4"), "proposalId": "p-foreign-01"},
+                      timeout=30)
+    assert made.status_code == 201, made.text
+    foreign = httpx.get(site["url"] + "/proposals/p-foreign-01", headers=auth(token(OTHER)),
+                        timeout=30)
+    absent = httpx.get(site["url"] + "/proposals/p-nothing-01", headers=auth(token(OTHER)),
+                       timeout=30)
+    assert foreign.status_code == absent.status_code == 404
+    assert foreign.json()["error"]["code"] == absent.json()["error"]["code"]
+    assert foreign.json()["error"]["message"].replace("p-foreign-01", "ID") == \
+        absent.json()["error"]["message"].replace("p-nothing-01", "ID")

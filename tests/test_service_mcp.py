@@ -90,9 +90,12 @@ async def exercise(session: ClientSession, site: dict, run: str) -> None:
     before = set(proposal_refs(repo))
     made = await call("propose-memory-update", {
         "runId": run, "updates": [{"operation": "add_loop",
-                                   "content": f"MCP loop from {run}"}]})
+                                   "content": f"MCP loop from {run}"}],
+        "task": f"catalogue for {run}", "result": "one open loop", "durationSeconds": 42})
     assert set(proposal_refs(repo)) - before == {
         f"refs/heads/{made['branch']} {made['commit']}"}
+    message = git(repo, "log", "-1", "--format=%B", made["commit"])
+    assert f"Task: catalogue for {run}" in message and "Result: one open loop" in message
     assert (await call("proposal-status", {"proposalId": made["proposalId"]}))[
         "state"] == "pending"
     await anyio.to_thread.run_sync(lambda: mw(repo, home, "apply",
@@ -145,6 +148,30 @@ def test_streamable_http_client_calls_every_tool(site):
         assert httpx.post(server.url + "/mcp", json=init, headers={
             **hdr, **auth(token(key="another-secret-" + "y" * 40))},
             timeout=10).status_code == 401
+    finally:
+        server.stop()
+    assert "Traceback" not in server.errors()
+
+
+def test_a_context_hint_over_mcp_searches_only_the_callers_agent(site):
+    server = Server(site["repo"], site["home"], site["config"])
+    try:
+        async def main() -> None:
+            client = httpx.AsyncClient(headers=auth(token(AGENT, ("memory:read",))),
+                                       timeout=60)
+            async with client, streamable_http_client(server.url + "/mcp",
+                                                      http_client=client) as (r, w, _):
+                async with ClientSession(r, w) as session:
+                    await session.initialize()
+                    res = await session.call_tool("memory-context", {
+                        "hint": "violin garden", "maxTokens": 700})
+                    assert not res.isError, res.content
+                    hits = res.structuredContent["search"]["results"]
+                    assert hits and {h["agent"] for h in hits} == {AGENT}
+                    res = await session.call_tool("memory-context", {"hint": "garden"})
+                    assert res.structuredContent["search"]["results"] == []
+
+        anyio.run(main)
     finally:
         server.stop()
     assert "Traceback" not in server.errors()

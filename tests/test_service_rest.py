@@ -136,6 +136,19 @@ def test_propose_then_apply_then_read_sees_it(site):
     assert "ask the luthier" not in old["content"]["open_loops.md"]
 
 
+def test_the_runs_task_and_result_reach_the_proposal(site):
+    """task, result and durationSeconds are the run's record: apply writes them into the
+    agent's timeline, so the service takes them as propose does."""
+    doc = {**request_doc("run_rest_task", "tune the viola"), "task": "weekly catalogue",
+           "result": "one new loop", "durationSeconds": 12.5}
+    r = httpx.post(site["url"] + f"/memory/{AGENT}/propose", json=doc,
+                   headers=auth(token()), timeout=60)
+    assert r.status_code == 201, r.text
+    message = git(site["repo"], "log", "-1", "--format=%B", r.json()["commit"])
+    assert "Task: weekly catalogue" in message and "Result: one new loop" in message
+    assert "Duration-Seconds: 12.5" in message
+
+
 def test_32_concurrent_proposals_each_make_one_branch(site):
     repo = site["repo"]
     before = set(proposal_refs(repo))
@@ -217,3 +230,20 @@ def test_rate_limit_per_principal_and_graceful_shutdown(tmp_path):
         assert "Traceback" not in server.errors()
     finally:
         server.stop()
+
+
+def test_a_context_hint_searches_only_the_callers_agent(site):
+    """memory-context's hint searched every agent's memory for any reader; now it searches
+    the caller's own, unless the caller may read every agent (ops-human: "*"). The
+    grant-holder asks first, so a cached answer cannot leak either."""
+    params = {"hint": "violin garden", "maxTokens": 700}
+    human = get(site, f"/memory/{AGENT}/context", tok=token("ops-human", ("memory:read",)),
+                **params).json()
+    assert {r["agent"] for r in human["search"]["results"]} > {AGENT}
+    mine = get(site, f"/memory/{AGENT}/context", tok=token(AGENT), **params)
+    assert mine.status_code == 200, mine.text
+    results = mine.json()["search"]["results"]
+    assert results and {r["agent"] for r in results} == {AGENT}
+    assert all(r["file"].startswith(f"memory/{AGENT}/") for r in results)
+    other = get(site, f"/memory/{AGENT}/context", tok=token(AGENT), hint="garden").json()
+    assert other["search"]["results"] == []

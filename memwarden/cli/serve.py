@@ -52,26 +52,33 @@ def _log_stream(where: str) -> Any:
 
 
 def run_http(repo: str, config_path: str | None, host: str | None, port: int | None,
-             access_log: str | None) -> int:
+             access_log: str | None, max_connections: int | None = None,
+             request_timeout: float | None = None) -> int:
     """Serve REST + MCP over HTTP until SIGINT/SIGTERM; in-flight requests finish first."""
-    import uvicorn
-
+    from memwarden.service import server
     from memwarden.service.auth import Verifier
     from memwarden.service.http import create_app
 
+    server.plain_logging()
     service = _service(repo, config_path)
     settings = service.settings
     verifier = Verifier(settings["auth"], settings["grants"])
     log = _log_stream(settings["access_log"] if access_log is None else access_log)
     app = create_app(service, verifier, log)
-    config = uvicorn.Config(app, host=host or settings["host"],
-                            port=settings["port"] if port is None else port,
-                            log_level="warning", access_log=False, lifespan="on",
-                            timeout_graceful_shutdown=30, server_header=False,
-                            h11_max_incomplete_event_size=64 * 1024)
-    server = uvicorn.Server(config)
-    server.run()
+    if max_connections is None:
+        max_connections = int(settings.get("max_connections", server.MAX_CONNECTIONS))
+    if request_timeout is None:
+        request_timeout = float(settings.get("request_timeout_seconds",
+                                             server.REQUEST_TIMEOUT))
+    server.serve(app, host or settings["host"], settings["port"] if port is None else port,
+                 max_connections, request_timeout)
     return 0
+
+
+_MAX_CONNECTIONS_HELP = ("Client connections open at once (default 1000, and never more "
+                         "than the open-file limit allows); more are answered 503.")
+_REQUEST_TIMEOUT_HELP = ("Seconds a connection has to send one whole request (default 10); "
+                         "slower ones are dropped.")
 
 
 @click.command("serve")
@@ -81,14 +88,20 @@ def run_http(repo: str, config_path: str | None, host: str | None, port: int | N
 @click.option("--config", "config_path", type=click.Path(), help=_CONFIG_HELP)
 @click.option("--access-log", metavar="FILE|-|off", help="JSON access log: a file, - for "
               "standard error, off (default [service] access_log).")
+@click.option("--max-connections", type=click.IntRange(1, 1_000_000),
+              help=_MAX_CONNECTIONS_HELP)
+@click.option("--request-timeout", type=click.FloatRange(0.1, 3600), metavar="SECONDS",
+              help=_REQUEST_TIMEOUT_HELP)
 def serve_cmd(repo: str, host: str | None, port: int | None, config_path: str | None,
-              access_log: str | None) -> None:
+              access_log: str | None, max_connections: int | None,
+              request_timeout: float | None) -> None:
     """Serve the memory over HTTP: REST routes under /memory, /entities, /proposals, the
     MCP streamable HTTP endpoint at /mcp, /health and /openapi.json. Every request except
     /health needs a bearer JWT ([service.auth] in memwarden.toml). Reads come from main;
     writes are proposal branches; main never moves."""
     _need_service_packages()
-    raise SystemExit(run_http(repo, config_path, host, port, access_log))
+    raise SystemExit(run_http(repo, config_path, host, port, access_log, max_connections,
+                              request_timeout))
 
 
 @click.command("mcp")

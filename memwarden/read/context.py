@@ -4,8 +4,9 @@ What goes in, in priority order, each item whole or not at all:
 1. the agent's Layer 1 — snapshot.md, open_loops.md, facts.md (the read side's truncation order);
 2. with a query hint, the BM25 top-K entries for it over the search's default scope —
    Layer 1 of every agent, logic pseudocode and sources, as search indexes the whole
-   monorepo — minus this agent's Layer 1 files already included whole. Layer 2 never
-   (context never includes Layer 2);
+   monorepo; or, with `search_agent`, only that agent's files (the service passes the
+   caller's agent unless it may read every agent) — minus this agent's Layer 1 files
+   already included whole. Layer 2 never (context never includes Layer 2);
 3. the agent's sources, `agents/<agent>/sources/**` text files, by path.
 Items are taken greedily in that order; one that does not fit in what is left of the
 budget is dropped and listed, and later (smaller) items may still fit. The budget counts
@@ -31,10 +32,13 @@ UNREADABLE = "binary, not UTF-8, over 4 MiB or not a plain file"
 
 def build_context(repo: Any, agent: str, query_hint: str | None = None,
                   budget: int = DEFAULT_BUDGET, top_k: int = DEFAULT_TOP_K,
-                  at: str | None = None, config: Any = None) -> dict[str, Any]:
-    """The context_snapshot of `agent` at a commit (default: the main branch, else HEAD)."""
+                  at: str | None = None, config: Any = None,
+                  search_agent: str | None = None) -> dict[str, Any]:
+    """The context_snapshot of `agent` at a commit (default: the main branch, else HEAD);
+    `search_agent` limits the hint's search to that agent's files (None: every agent)."""
     from memwarden.read import search as s
     s.check_options(agent, None, top_k)
+    s.check_options(search_agent, None, top_k)
     if budget < 1:
         raise MemwardenError(f"--budget {budget}: expected a positive number of tokens")
     hint = query_hint if query_hint and query_hint.strip() else None
@@ -64,7 +68,7 @@ def build_context(repo: Any, agent: str, query_hint: str | None = None,
     search_doc = None
     if hint:
         included = [item["path"] for item in doc_layer1]
-        hits = s.run_query(repo, commit, s.match_terms(hint), None, None, top_k,
+        hits = s.run_query(repo, commit, s.match_terms(hint), search_agent, None, top_k,
                            exclude=included, text=True)
         results = []
         for h in hits:

@@ -5,17 +5,17 @@ Reads name one commit of the main branch, resolved per request (or `at`, a commi
 main's history), so a reader never sees a half-landed apply and sees a new commit on its
 next request. Results are cached by commit id (a commit fixes its tree), and a read of an
 agent also by what it depends on (readcache.py), so landing another agent's change does
-not make it be built again; the cache is bounded in entries. Writes are proposals:
-`memwarden propose`'s code, under one in-process lock, each a new branch created exactly
-once; the service never moves main. Every operation checks
-the caller's scope and agent first, so both fronts enforce the same rules.
+not make it be built again; the cache is bounded in entries and in bytes. Writes are
+proposals: `memwarden propose`'s code, under one in-process lock, each a new branch
+created exactly once; the service never moves main. Every operation checks the caller's
+scope and agent first, so both fronts enforce the same rules.
 """
 
 from __future__ import annotations
 
 import datetime as _dt
-import json
 import re
+import sys
 import threading
 import time
 from collections import OrderedDict
@@ -30,6 +30,7 @@ from memwarden.read.budget import iso
 from memwarden.read.reader import MODE_BUDGETS
 from memwarden.service.errors import Principal, ServiceError
 from memwarden.service.readcache import Basis, Facts, make_slot, patched, tokens_alone
+from memwarden.service.request import check_request
 from memwarden.version import __version__
 
 AGENT_RE = re.compile(r"^[a-z0-9][a-z0-9-]{0,127}$")
@@ -44,6 +45,7 @@ OBJECT_CACHE = 4 << 20  # libgit2's parsed objects, all repositories of the proc
 WRITER_RECYCLE = 100
 TRIM_SECONDS = 10.0  # proposals written through one Repo before it is reopened
 REPO_RECYCLE = 5000  # requests a thread's Repo serves before it is reopened (bounds caches)
+CACHE_BYTES = 64 << 20  # what finished responses may hold in memory ([service] cache_bytes)
 
 
 def _malloc_trim() -> Any:
@@ -57,38 +59,72 @@ def _malloc_trim() -> Any:
 
 
 class _Cache:
-    """A bounded LRU of finished responses keyed by (operation, commit, arguments)."""
+    """A bounded LRU of finished responses keyed by (operation, commit, arguments), bounded
+    both in entries and in the bytes its keys and values take (what a caller's distinct
+    arguments can make it hold)."""
 
-    def __init__(self, size: int) -> None:
+    def __init__(self, size: int, max_bytes: int = CACHE_BYTES) -> None:
         self.size = size
-        self.data: OrderedDict[tuple[Any, ...], Any] = OrderedDict()
+        self.max_bytes = max_bytes
+        self.data: OrderedDict[tuple[Any, ...], tuple[Any, int]] = OrderedDict()
+        self.bytes = 0
         self.lock = threading.Lock()
         self.hits = 0
         self.misses = 0
 
     def get(self, key: tuple[Any, ...]) -> Any:
         with self.lock:
-            value = self.data.get(key)
-            if value is None:
+            held = self.data.get(key)
+            if held is None:
                 self.misses += 1
                 return None
             self.hits += 1
             self.data.move_to_end(key)
-            return value
+            return held[0]
 
     def put(self, key: tuple[Any, ...], value: Any) -> None:
-        if self.size <= 0:
+        if self.size <= 0 or self.max_bytes <= 0:
             return
+        n = footprint(key) + footprint(value)
+        if n > self.max_bytes:
+            return  # larger than the whole cache: keeping it would evict everything else
         with self.lock:
-            self.data[key] = value
-            self.data.move_to_end(key)
-            while len(self.data) > self.size:
-                self.data.popitem(last=False)
+            old = self.data.pop(key, None)
+            if old is not None:
+                self.bytes -= old[1]
+            self.data[key] = (value, n)
+            self.bytes += n
+            while len(self.data) > self.size or self.bytes > self.max_bytes:
+                self.bytes -= self.data.popitem(last=False)[1][1]
 
     def state(self) -> dict[str, int]:
         with self.lock:
-            return {"entries": len(self.data), "capacity": self.size, "hits": self.hits,
+            return {"entries": len(self.data), "capacity": self.size, "bytes": self.bytes,
+                    "capacityBytes": self.max_bytes, "hits": self.hits,
                     "misses": self.misses}
+
+
+def footprint(value: Any) -> int:
+    """The bytes `value` takes in memory (its objects' sys.getsizeof, summed without
+    recursion); a shared object is counted each time it is met, which errs high."""
+    total = 0
+    stack = [value]
+    while stack:
+        v = stack.pop()
+        total += sys.getsizeof(v)
+        if isinstance(v, dict):
+            stack.extend(v.keys())
+            stack.extend(v.values())
+        elif isinstance(v, (list, tuple)):
+            stack.extend(v)
+    return total
+
+
+def _proposal_taken(pid: str) -> ServiceError:
+    """The one 409 for an id in use, whoever proposed it (so it tells nothing about them)."""
+    return ServiceError(409, "proposal_exists", f"proposal id {pid!r} is taken; a retry of "
+                        "the same request was already recorded (check it with "
+                        "proposal-status), else choose another proposalId")
 
 
 def service_config(repo: Repo, explicit: str | None) -> Config:
@@ -114,7 +150,8 @@ class MemoryService:
         self.settings: dict[str, Any] = self.config.data["service"]
         self.main_ref = f"refs/heads/{self.config.data['main_branch']}"
         self.cap = int(self.settings["max_tokens_cap"])
-        self.cache = _Cache(int(self.settings["cache_entries"]))
+        self.cache = _Cache(int(self.settings["cache_entries"]),
+                            int(self.settings.get("cache_bytes", CACHE_BYTES)))
         self._local = threading.local()
         self._commit_facts: dict[str, Facts] = {}
         self._trim = _malloc_trim()
@@ -124,6 +161,9 @@ class MemoryService:
         self._write_lock = threading.Lock()
         self._writer: Repo | None = None
         self._writes = 0
+        self._applied: Any = None  # apply's AppliedIndex over the writer (ids on main)
+        self._notes_tip: str | None = None
+        self._noted: dict[str, str] = {}  # lifecycle note path -> its proposal id
         self.proposals_created = 0
         self.last_commit: str | None = None
         snap = self.settings.get("snapshot_dir") or ""
@@ -372,7 +412,9 @@ class MemoryService:
     def context(self, who: Principal, agent: str, hint: str | None = None,
                 max_tokens: int | None = None, top_k: int = 10, at: str | None = None
                 ) -> dict[str, Any]:
-        """As `memwarden context --budget N` (the budget is at most the server's cap)."""
+        """As `memwarden context --budget N` (the budget is at most the server's cap). The
+        hint searches only `agent`'s files unless the caller may read every agent (the
+        grant a search of every agent needs)."""
         from memwarden.read.context import build_context
 
         who.require("memory:read", agent)
@@ -385,12 +427,14 @@ class MemoryService:
         budget = self._budget(max_tokens)
         repo = self.repo()
         sha = self.commit(repo, at)
-        key = ("context", sha, agent, hint, budget, top_k)
+        scope = None if who.reads_everything else agent
+        key = ("context", sha, agent, hint, budget, top_k, scope)
         hit = self.cache.get(key)
         if hit is not None:
             return hit
         self._agent(repo, sha, agent)
-        doc = self._run(build_context, repo, agent, hint, budget, top_k, sha)
+        doc = self._run(build_context, repo, agent, hint, budget, top_k, sha,
+                        search_agent=scope)
         self.cache.put(key, doc)
         return doc
 
@@ -488,14 +532,16 @@ class MemoryService:
         repo = self.repo()
         self.head(repo)
         config = self._main_config(repo)
+        # One answer for "no such proposal" and "another agent's": ids must not leak.
+        unknown = ServiceError(404, "unknown_proposal", f"no proposal {proposal_id!r} of "
+                               "yours; check the id propose-memory-update returned")
         try:
             doc = status(repo, config, proposal_id)
-        except MemwardenError as exc:
-            raise ServiceError(404, "unknown_proposal", str(exc)) from None
+        except MemwardenError:
+            raise unknown from None
         agent = doc.get("agentId")
         if not isinstance(agent, str) or not who.acts_for(agent):
-            raise ServiceError(404, "unknown_proposal", f"no proposal {proposal_id!r} of "
-                               "yours; check the id propose-memory-update returned")
+            raise unknown
         return doc
 
     # -- writes ----------------------------------------------------------------------------
@@ -523,24 +569,26 @@ class MemoryService:
     def propose(self, who: Principal, agent: str, request: Any,
                 now: _dt.datetime | None = None) -> dict[str, Any]:
         """`memwarden propose` for `agent`: one new branch with one commit, or nothing."""
-        from memwarden.apply.propose import propose
+        from memwarden.apply.propose import parse_request, propose
 
         who.require("memory:propose", agent)
         if not isinstance(agent, str) or not AGENT_RE.match(agent):
             raise ServiceError(422, "invalid_agent", f"agent {agent!r}: not an agent id")
-        doc = self._check_request(agent, request)
+        doc = check_request(agent, request, int(self.settings["max_updates"]),
+                            int(self.settings["max_update_bytes"]))
         with self._write_lock:
             repo = self._writer_repo()
             head = self.head(repo)
             self._agent(repo, head, agent)
             config = self._run(load_config_at, repo, head)
+            pid = self._run(parse_request, doc, config).proposal
+            if self._proposal_known(repo, config, head, pid):
+                raise _proposal_taken(pid)
             try:
                 result = propose(repo, config, doc, head, now)
             except MemwardenError as exc:
-                if "already exists" in str(exc):
-                    raise ServiceError(409, "proposal_exists", f"{exc}; a retry of the same "
-                                       "request was already recorded: check it with "
-                                       "proposal-status") from None
+                if str(exc).startswith("branch ") and "already exists" in str(exc):
+                    raise _proposal_taken(pid) from None
                 raise ServiceError(422, "invalid_request", str(exc)) from None
             self.proposals_created += 1
         out = result.to_json()
@@ -548,30 +596,30 @@ class MemoryService:
         out["base"] = head
         return out
 
-    def _check_request(self, agent: str, request: Any) -> dict[str, Any]:
-        if not isinstance(request, dict):
-            raise ServiceError(422, "invalid_request", "the request must be a JSON object "
-                               "with runId and updates")
-        doc = dict(request)
-        named = doc.get("agentId", doc.get("agent_id"))
-        if named is not None and named != agent:
-            raise ServiceError(403, "other_agent", f"agentId {named!r} in the body differs "
-                               f"from the agent {agent!r} in the path; propose only for "
-                               "yourself")
-        doc["agentId"] = agent
-        updates = doc.get("updates")
-        limit = int(self.settings["max_updates"])
-        if isinstance(updates, list) and len(updates) > limit:
-            raise ServiceError(422, "too_many_updates", f"{len(updates)} updates: at most "
-                               f"{limit} per proposal; split the change into several "
-                               "proposals")
-        size = int(self.settings["max_update_bytes"])
-        for i, u in enumerate(updates if isinstance(updates, list) else []):
-            n = len(json.dumps(u, ensure_ascii=False).encode())
-            if n > size:
-                raise ServiceError(422, "update_too_large", f"updates[{i}] is {n} bytes: at "
-                                   f"most {size}; write less, or several proposals")
-        return doc
+    def _proposal_known(self, repo: Repo, config: Config, main: str, pid: str) -> bool:
+        """Whether any agent's proposal already has the id `pid`: a branch, an applied
+        commit on main, or a lifecycle note (ids are global: apply and status look a
+        proposal up by its id alone). Only under the write lock."""
+        from memwarden.apply import lifecycle
+        from memwarden.apply.apply import AppliedIndex
+
+        prefix = "refs/heads/" + config.data["proposal_prefix"]
+        if any(r.rsplit("/", 1)[-1] == pid for r in repo.refs(prefix)):
+            return True
+        if self._applied is None or self._applied.repo is not repo:
+            self._applied = AppliedIndex(repo)  # walks main once, then only new commits
+        if self._applied.lookup(main, pid):
+            return True
+        notes = repo.ref_target(lifecycle.NOTES_REF)
+        if notes is not None and notes != self._notes_tip:
+            for e in repo.tree_entries(notes, everything=True):
+                if e.oid is not None and e.path not in self._noted:
+                    # a note's first event names its proposal, and later events keep it
+                    events = lifecycle.parse_note(repo.read_blob(e.oid))
+                    if events:
+                        self._noted[e.path] = str(events[0].get("proposalId"))
+            self._notes_tip = notes
+        return pid in self._noted.values()
 
     def _writer_repo(self) -> Repo:
         """The Repo proposals are written through (only under the write lock); reopened now

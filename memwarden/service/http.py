@@ -23,6 +23,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from pydantic import BaseModel, ConfigDict, Field
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from memwarden.service.auth import Verifier
 from memwarden.service.core import MAX_QUERY_CHARS, MAX_TOP_K, MemoryService
@@ -42,6 +43,7 @@ from memwarden.service.mcp_server import (
     Update,
     build_mcp,
 )
+from memwarden.service.request import safe_text
 from memwarden.version import __version__
 
 PUBLIC = frozenset({"/health", "/openapi.json", "/docs", "/docs/oauth2-redirect", "/redoc"})
@@ -74,9 +76,10 @@ class EntityOut(BaseModel):
 
 
 class ProposeIn(BaseModel):
-    """The propose-memory-update request (agentId comes from the path)."""
+    """The propose-memory-update request (agentId comes from the path). Other fields are
+    refused: `memwarden propose` would read some of them (params, agent_id) as the request."""
 
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(extra="forbid")
     runId: str = Field(pattern=ID_PATTERN)
     updates: list[Update] = Field(min_length=1)
     agentId: str | None = Field(default=None, pattern=AGENT_PATTERN)
@@ -88,6 +91,10 @@ class ProposeIn(BaseModel):
                                                                        max_length=200)
     entityRefs: list[Annotated[str, Field(pattern=ID_PATTERN)]] = Field(default=[],
                                                                         max_length=200)
+    # The run's record in the agent's timeline (apply writes them there; the gate judges them)
+    task: str | None = Field(default=None, max_length=500)
+    result: str | None = Field(default=None, max_length=500)
+    durationSeconds: float | None = Field(default=None, ge=0, le=10**7)
 
 
 class SnapshotIn(BaseModel):
@@ -97,6 +104,7 @@ class SnapshotIn(BaseModel):
 
 _ERRORS: dict[int | str, dict[str, Any]] = {
     code: {"model": ErrorOut, "description": text} for code, text in (
+        (400, "A body that cannot be parsed"),
         (401, "No valid bearer token"), (403, "Scope or agent not granted"),
         (404, "Unknown agent, file, entity or proposal"), (409, "Already exists"),
         (413, "Body over the size cap"), (422, "Invalid input"), (429, "Rate limited"),
@@ -186,12 +194,22 @@ class _Gate:
                 await _send_error(send_wrapped, refusal, rid, extra)
                 return
             if scope.get("method") in ("POST", "PUT", "PATCH"):
-                receive, ok = await self._buffered(receive)
+                body, ok = await self._buffered(receive)
+                if body is None and ok:
+                    return  # the client left (or was dropped) before its body came
                 if not ok:
                     await _send_error(send_wrapped, ServiceError(
                         413, "body_too_large", f"the body is over {self.max_body} bytes; "
                         "send less (split a proposal)"), rid)
                     return
+                if _too_deep(body):
+                    # json.loads would recurse into it (REST and MCP alike) and fail with
+                    # a RecursionError
+                    await _send_error(send_wrapped, ServiceError(
+                        422, "nested_too_deeply", f"the body nests arrays or objects more "
+                        f"than {MAX_JSON_DEPTH} levels deep; send a flat JSON document"), rid)
+                    return
+                receive = _replay(body, receive)
             await self.app(scope, receive, send_wrapped)
         finally:
             self.log.write({
@@ -231,54 +249,82 @@ class _Gate:
                 [(b"retry-after", str(max(1, int(wait + 0.999))).encode())]
         return None, []
 
-    async def _buffered(self, receive: Any) -> tuple[Any, bool]:
-        """Read the whole body (at most the cap) before the app runs: (a receive() that
-        replays it, whether it stayed within the cap)."""
+    async def _buffered(self, receive: Any) -> tuple[bytes | None, bool]:
+        """Read the whole body (at most the cap) before the app runs: (the body, whether
+        it stayed within the cap); (None, True) when the client is gone first."""
         chunks, size = [], 0
         while True:
             message = await receive()
             if message["type"] != "http.request":
-                chunks = None
-                first = message
-                break
+                return None, True  # http.disconnect: nobody is left to answer
             size += len(message.get("body", b""))
             if size > self.max_body:
                 return None, False
             chunks.append(message.get("body", b""))
             if not message.get("more_body"):
                 break
-        if chunks is None:
-            async def disconnected() -> dict[str, Any]:
-                return first
-            return disconnected, True
-        body = b"".join(chunks)
-        sent = False
+        return b"".join(chunks), True
 
-        async def replay() -> dict[str, Any]:
-            nonlocal sent
-            if not sent:
-                sent = True
-                return {"type": "http.request", "body": body, "more_body": False}
-            return await receive()
 
-        return replay, True
+def _replay(body: bytes, receive: Any) -> Any:
+    """A receive() that gives the app the buffered body, then what the client sends."""
+    sent = False
+
+    async def replay() -> dict[str, Any]:
+        nonlocal sent
+        if not sent:
+            sent = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        return await receive()
+
+    return replay
+
+
+MAX_JSON_DEPTH = 64  # no request of the service nests half as deep
+_JSON_TOKEN = re.compile(rb'"(?:[^"\\]|\\.)*+"|[\[\]{}]')
+
+
+def _too_deep(body: bytes) -> bool:
+    """Whether a JSON body nests arrays and objects deeper than MAX_JSON_DEPTH (a scan
+    that skips strings, needing no parse)."""
+    if body.count(b"[") + body.count(b"{") <= MAX_JSON_DEPTH:
+        return False
+    depth = 0
+    for m in _JSON_TOKEN.finditer(body):
+        tok = m.group()
+        if tok in (b"[", b"{"):
+            depth += 1
+            if depth > MAX_JSON_DEPTH:
+                return True
+        elif tok in (b"]", b"}"):
+            depth -= 1
+    return False
 
 
 async def _send_error(send: Any, err: ServiceError, rid: str,
                       extra: list[tuple[bytes, bytes]] = ()) -> None:  # type: ignore[assignment]
-    body = json.dumps({"error": {"code": err.code, "message": err.message, "requestId": rid}},
-                      ensure_ascii=False).encode()
+    body = json.dumps({"error": {"code": err.code, "message": safe_text(err.message),
+                                 "requestId": rid}}, ensure_ascii=False).encode()
     await send({"type": "http.response.start", "status": err.status,
                 "headers": [(b"content-type", b"application/json"),
                             (b"content-length", str(len(body)).encode()), *extra]})
     await send({"type": "http.response.body", "body": body})
 
 
-def _error_response(request: Request, err: ServiceError) -> JSONResponse:
+def _error_response(request: Request, err: ServiceError,
+                    headers: dict[str, str] | None = None) -> JSONResponse:
     rid = request.scope.get("state", {}).get("request_id")
-    headers = {"WWW-Authenticate": "Bearer"} if err.status == 401 else None
-    return JSONResponse({"error": {"code": err.code, "message": err.message,
+    if err.status == 401:
+        headers = {**(headers or {}), "WWW-Authenticate": "Bearer"}
+    # safe_text: a message may quote the client's input, lone surrogates included
+    return JSONResponse({"error": {"code": err.code, "message": safe_text(err.message),
                                    "requestId": rid}}, status_code=err.status, headers=headers)
+
+
+# Starlette's and FastAPI's own refusals by status, in the service's error shape
+_HTTP_CODES = {400: "bad_request", 404: "not_found", 405: "method_not_allowed",
+               413: "body_too_large", 415: "unsupported_media_type"}
+_UNPARSED = "There was an error parsing the body"  # FastAPI's, e.g. for a non-UTF-8 body
 
 
 _bearer = HTTPBearer(auto_error=False, description="A JWT from your operator "
@@ -331,12 +377,24 @@ def create_app(service: MemoryService, verifier: Verifier, log_stream: IO[str] |
 
     @app.exception_handler(RequestValidationError)
     async def _invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
-        parts = []
-        for e in exc.errors()[:5]:
+        parts, errors = [], exc.errors()
+        for e in errors[:5]:
             where = ".".join(str(x) for x in e.get("loc", ()) if x != "body")
             parts.append(f"{where}: {e.get('msg')}")
-        return _error_response(request, ServiceError(422, "invalid_input", "; ".join(parts)
-                                                     or "invalid input"))
+        unknown = bool(errors) and errors[0].get("type") == "extra_forbidden"
+        return _error_response(request, ServiceError(
+            422, "unknown_field" if unknown else "invalid_input",
+            "; ".join(parts) or "invalid input"))
+
+    @app.exception_handler(StarletteHTTPException)
+    async def _http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        message = str(exc.detail)
+        if exc.status_code == 400 and message == _UNPARSED:
+            message = ("the body could not be read as JSON (it must be UTF-8 text); send "
+                       "one JSON object")
+        return _error_response(request, ServiceError(
+            exc.status_code, _HTTP_CODES.get(exc.status_code, "http_error"), message),
+            dict(exc.headers) if exc.headers else None)
 
     @app.get("/health", response_model=HealthOut, tags=["operations"])
     async def health() -> dict[str, Any]:

@@ -11,21 +11,25 @@ token verifier and then by the same rules as REST.
 # Annotations stay evaluated at definition: the tools' schemas use the configured cap.
 
 import json
+import logging
 from typing import Annotated, Any, Literal
 
 from mcp.server.auth.middleware.auth_context import get_access_token
 from mcp.server.auth.provider import AccessToken
 from mcp.server.fastmcp import FastMCP
+from mcp.server.fastmcp.exceptions import ToolError
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from memwarden.service.auth import Verifier
 from memwarden.service.core import MAX_QUERY_CHARS, MAX_TOP_K, MemoryService
 from memwarden.service.errors import Principal, ServiceError
+from memwarden.service.request import Update, describe, safe_text
 
 AGENT_PATTERN = r"^[a-z0-9][a-z0-9-]{0,127}$"
 COMMIT_PATTERN = r"^[0-9a-f]{7,40}$"
 ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$"
+_log = logging.getLogger("memwarden.service")
 READ = ToolAnnotations(readOnlyHint=True, idempotentHint=True, destructiveHint=False,
                        openWorldHint=False)
 
@@ -112,25 +116,6 @@ class StatusOut(_Open):
     history: list[dict[str, Any]]
 
 
-class Update(BaseModel):
-    """One change of a proposal (the propose-memory-update contract)."""
-
-    model_config = ConfigDict(extra="allow")
-    operation: Literal["append", "replace", "close", "remove_entry", "add_loop",
-                       "add_decision"]
-    file: str | None = Field(default=None, max_length=200, description=(
-        "A file inside memory/<agent>/, e.g. facts.md, open_loops.md, decisions.md"))
-    content: str | None = Field(default=None, max_length=65536)
-    section: str | None = Field(default=None, max_length=200, description=(
-        "The ## heading to append under (required for facts.md)"))
-    loopId: str | None = Field(default=None, max_length=130)
-    entryId: str | None = Field(default=None, max_length=130)
-    title: str | None = Field(default=None, max_length=500)
-    status: str | None = Field(default=None, max_length=100)
-    resolution: str | None = Field(default=None, max_length=2000)
-    loopPriority: Literal["high", "normal", "low"] | None = None
-
-
 def _result(doc: dict[str, Any], text: str | None = None) -> CallToolResult:
     body = text if text is not None else json.dumps(doc, ensure_ascii=False)
     return CallToolResult(content=[TextContent(type="text", text=body)], structuredContent=doc)
@@ -157,7 +142,7 @@ def build_mcp(service: MemoryService, stdio_principal: Principal | None = None,
             enable_dns_rebinding_protection=not hosts or "*" not in hosts,
             allowed_hosts=[*hosts, "127.0.0.1:*", "localhost:*", "[::1]:*"],
             allowed_origins=["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"])
-    mcp = FastMCP("memwarden", instructions=(
+    mcp = _Server("memwarden", instructions=(
         "Long-term memory of agents, governed in git. Start a run with read-memory (mode "
         "basic); propose changes with propose-memory-update (they land after review); use "
         "memory-search, memory-context and memory-layer2 for more."),
@@ -185,6 +170,12 @@ def build_mcp(service: MemoryService, stdio_principal: Principal | None = None,
             return await service.call(method, *args, **kw)
         except ServiceError as exc:
             raise ToolFailure(exc) from None
+        except Exception:
+            # the model sees a refusal, never a Python error's text; the operator the rest
+            _log.exception("memwarden: tool call failed")
+            raise ToolFailure(ServiceError(500, "internal_error", "the server failed on "
+                                           "this call; the operator's log has the "
+                                           "details")) from None
 
     @mcp.tool(name="read-memory", annotations=READ, description=(
         "Load an agent's memory at one commit of main within a token budget. mode basic = "
@@ -222,13 +213,21 @@ def build_mcp(service: MemoryService, stdio_principal: Principal | None = None,
                                  Field(max_length=200)] = [],  # noqa: B006
             entityRefs: Annotated[list[Annotated[str, Field(pattern=ID_PATTERN)]],
                                   Field(max_length=200)] = [],  # noqa: B006
+            task: Annotated[str | None, Field(default=None, max_length=500, description=(
+                "What the run was asked to do (recorded in your timeline)"))] = None,
+            result: Annotated[str | None, Field(default=None, max_length=500, description=(
+                "What the run achieved (recorded in your timeline)"))] = None,
+            durationSeconds: Annotated[float | None, Field(default=None, ge=0,
+                                                           le=10**7)] = None,
     ) -> Annotated[CallToolResult, ProposeOut]:
         p = who()
         agent = own(p, agentId)
         doc: dict[str, Any] = {"agentId": agent, "runId": runId, "reasoning": reasoning,
                                "priority": priority,
                                "updates": [u.model_dump(exclude_none=True) for u in updates]}
-        for key, value in (("proposalId", proposalId), ("expectedVersion", expectedVersion)):
+        for key, value in (("proposalId", proposalId), ("expectedVersion", expectedVersion),
+                           ("task", task), ("result", result),
+                           ("durationSeconds", durationSeconds)):
             if value is not None:
                 doc[key] = value
         if factsUsed:
@@ -335,6 +334,32 @@ def build_mcp(service: MemoryService, stdio_principal: Principal | None = None,
     return mcp
 
 
+class _Server(FastMCP):
+    """FastMCP whose refusals of arguments read like the service's others: an unknown
+    argument is refused (FastMCP would drop it silently), and an invalid one is named with
+    what is wrong, without pydantic's echo of the input or its links."""
+
+    async def call_tool(self, name: str, arguments: dict[str, Any]) -> Any:
+        tool = self._tool_manager.get_tool(name)
+        if tool is not None:
+            known = tool.parameters.get("properties", {})
+            unknown = sorted((k for k in arguments or {} if k not in known), key=str)
+            if unknown:
+                raise ToolError(_refusal(name, ServiceError(
+                    422, "unknown_field", f"{unknown[0]!r}: not an argument of {name}")))
+        try:
+            return await super().call_tool(name, arguments)
+        except ToolError as exc:
+            if isinstance(exc.__cause__, ValidationError):
+                raise ToolError(_refusal(name, ServiceError(
+                    422, "invalid_input", describe(exc.__cause__)))) from None
+            raise
+
+
+def _refusal(tool: str, err: ServiceError) -> str:
+    return f"Error executing tool {tool}: {ToolFailure(err)}"
+
+
 def _is_agent(sub: str) -> bool:
     from memwarden.service.core import AGENT_RE
 
@@ -345,7 +370,7 @@ class ToolFailure(Exception):
     """A refusal as the model sees it: the code and what to do."""
 
     def __init__(self, err: ServiceError) -> None:
-        super().__init__(f"{err.code} ({err.status}): {err.message}")
+        super().__init__(safe_text(f"{err.code} ({err.status}): {err.message}"))
 
 
 class _SdkVerifier:
