@@ -57,16 +57,19 @@ def test_applied_index_learns_a_landed_proposal_only_when_that_is_exact(tmp_path
     work, _ = setup(tmp_path, ["a"])
     repo = open_repo(work)
     start = repo.resolve_commit("HEAD")
-    one = "memory-update: a\n\nApplied-Proposal: p-1\n"
-    two = "memory-update: a\n\nApplied-Proposal: p-2\nApplied-Proposal: p-3\n"
+    one = "memory-update: a\n\nAgent-Id: a\nApplied-Proposal: p-1\n"
+    two = "memory-update: a\n\nAgent-Id: a\nApplied-Proposal: p-2\nApplied-Proposal: p-3\n"
     c1 = Writer(repo).commit_changes(start, {"x.md": b"1\n"}, one, IDENT, IDENT)
     c2 = Writer(repo).commit_changes(c1, {"x.md": b"2\n"}, two, IDENT, IDENT)
     index = AppliedIndex(repo)
     assert index.lookup(start, "p-1") is None
     index.landed(start, c1, one, "p-1", c1)
-    assert index.tip == c1 and index.ids == {"p-1": c1}
+    assert index.tip == c1 and index.lookup(c1, "p-1", "a") == c1
+    assert index.lookup(c1, "p-1", "b") is None  # the same id of another agent
     index.landed(c1, c2, two, "p-2", c2)  # names two: not taken on trust
     assert index.tip == c1
     fresh = AppliedIndex(repo)
-    fresh.lookup(c2, "p-1")
-    assert index.lookup(c2, "p-3") == c2 and index.ids == fresh.ids
+    assert index.lookup(c2, "p-3") == c2
+    for agent in ("a", "b", None):
+        for pid in ("p-1", "p-2", "p-3", "p-4"):
+            assert index.lookup(c2, pid, agent) == fresh.lookup(c2, pid, agent), (agent, pid)
