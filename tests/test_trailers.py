@@ -19,8 +19,8 @@ def git_parse(message: str) -> str:
     try:
         proc = subprocess.run(["git", "-c", "core.commentChar=#", "interpret-trailers",
                                "--parse"], input=message.encode("utf-8", "surrogateescape"),
-                              capture_output=True, check=True, timeout=5)
-    except subprocess.TimeoutExpired:
+                              capture_output=True, check=True, timeout=1.5)
+    except subprocess.TimeoutExpired:  # a slow git only rejects the example, never fails it
         raise GitHang(message) from None
     return proc.stdout.decode("utf-8", "surrogateescape")
 
@@ -114,8 +114,9 @@ def test_add_trailer_agrees_with_git(message):
     try:
         proc = subprocess.run(["git", "-c", "core.commentChar=#", "interpret-trailers",
                                "--if-exists", "addIfDifferent", "--trailer", "Human-Edit: true"],
-                              input=message.encode(), capture_output=True, check=True, timeout=5)
-    except subprocess.TimeoutExpired:
+                              input=message.encode(), capture_output=True, check=True,
+                              timeout=1.5)
+    except subprocess.TimeoutExpired:  # git hangs on some inputs: no oracle, no verdict
         reject()
     expected = proc.stdout.decode()
     if any(t.key.lower() == "human-edit" for t in parse_trailers(message)):
