@@ -95,22 +95,25 @@ def counts(results: list[dict[str, Any]]) -> dict[str, int]:
 
 
 def text_report(doc: dict[str, Any]) -> str:
-    """One line a proposal, then the counts."""
+    """One line a proposal, then the counts; reasons and messages can quote memory text or
+    an owner's words, so they are shown with control and bidi characters escaped."""
+    from memwarden.report.findings import not_a_command, printable
+
     lines = []
     for r in doc["results"]:
         why = r.get("reason") or ""
         if r.get("recordedEarlier"):
             why += ", recorded earlier"
         commits = " ".join(c[:12] for c in r.get("commits") or [])
-        line = f"{r['status']:<15} {r['proposalId'] or r['ref']}"
-        line += f" ({why})" if why else ""
+        line = f"{r['status']:<15} {printable(str(r['proposalId'] or r['ref']))}"
+        line += f" ({printable(why)})" if why else ""
         line += f" -> {commits}" if commits and r["status"] == "applied" else ""
         if r.get("evicted"):
             line += f"; evicted {len(r['evicted'])} entries"
         lines.append(line)
         msg = r.get("message") or r.get("warning")
         if msg:
-            lines.append(f"  {msg}")
+            lines.append(not_a_command(f"  {printable(str(msg))}"))
     c = counts(doc["results"])
     lines.append(", ".join(f"{n} {s.replace('_', ' ')}" for s, n in c.items()))
     return "\n".join(lines) + "\n"
@@ -119,21 +122,25 @@ def text_report(doc: dict[str, Any]) -> str:
 def github_report(code: int, doc: dict[str, Any]) -> str:
     """The github format: warning annotations for refused proposals, step outputs
     (result, per-status counts, results JSON) and a job summary table; returns the JSON
-    document for the log."""
+    document for the log. Reasons are escaped for the workflow command and for Markdown."""
     from memwarden.cli.gate import write_outputs
+    from memwarden.report.findings import dump_json, escape_data, printable
+    from memwarden.report.markdown import md_text
 
     results = doc["results"]
-    lines = [f"::warning title=memwarden apply::{r['proposalId']}: {r['status']} "
-             f"({r['reason']})" for r in results if r["status"] in ("rejected", "failed")]
+    lines = ["::warning title=memwarden apply::" + escape_data(printable(
+        f"{r['proposalId']}: {r['status']} ({r['reason']})", keep_newlines=True))
+        for r in results if r["status"] in ("rejected", "failed")]
     write_outputs({"result": "applied" if code == 0 else "partial",
                    **{k.replace("_", "-"): str(v) for k, v in counts(results).items()},
-                   "results": json.dumps(results, ensure_ascii=False)})
+                   "results": dump_json(results, indent=None)})
     summary = os.environ.get("GITHUB_STEP_SUMMARY")
     if summary:
         rows = ["## memwarden apply", "", "| proposal | status | reason | commits |",
                 "| --- | --- | --- | --- |"]
-        rows += [f"| {r['proposalId']} | {r['status']} | {r['reason'] or ''} | "
-                 f"{', '.join(c[:12] for c in r['commits'])} |" for r in results]
+        rows += [f"| {md_text(r['proposalId'])} | {md_text(r['status'])} | "
+                 f"{md_text(r['reason'] or '')} | "
+                 f"{md_text(', '.join(c[:12] for c in r['commits']))} |" for r in results]
         with open(summary, "a", encoding="utf-8") as fh:
             fh.write("\n".join(rows) + "\n")
-    return "\n".join([*lines, json.dumps(doc, ensure_ascii=False, indent=2)])
+    return "\n".join([*lines, dump_json(doc)])

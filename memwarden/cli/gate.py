@@ -90,15 +90,18 @@ def run_gate(ref: str, base: str | None, config_path: str | None, fmt: str,
 
 
 def text_verdict(r: GateResult) -> str:
-    lines = [f"verdict: {r.verdict} ({r.extra()['decision']}); agent: {r.agent or '?'}; "
-             f"diff {r.diff_bytes} bytes"]
+    from memwarden.report.findings import printable
+
+    lines = [f"verdict: {r.verdict} ({r.extra()['decision']}); agent: "
+             f"{printable(r.agent or '?')}; diff {r.diff_bytes} bytes"]
     lines += [f"auto-approve: {'yes' if r.auto_eligible else 'no'} — " + "; ".join(
-        r.auto_reasons)]
+        printable(x) for x in r.auto_reasons)]
     for name, t in r.tokens.items():
-        lines.append(f"tokens {name}: {t['before']} -> {t['after']} / {t['limit']}")
+        lines.append(f"tokens {printable(name)}: {t['before']} -> {t['after']} / {t['limit']}")
     for e in r.eviction_preview[:EVICT_SHOWN]:
-        lines.append(f"would evict from {e['file']}: {e.get('id')} ({e['tokens']} tokens) "
-                     f"{(e.get('entry') or e.get('note') or '')[:80]}")
+        lines.append(f"would evict from {printable(e['file'] or '')}: "
+                     f"{printable(str(e.get('id')))} ({e['tokens']} tokens) "
+                     f"{printable((e.get('entry') or e.get('note') or '')[:80])}")
     if len(r.eviction_preview) > EVICT_SHOWN:
         more = r.eviction_preview[EVICT_SHOWN:]
         lines.append(f"would evict ... and {len(more)} more "
@@ -107,31 +110,51 @@ def text_verdict(r: GateResult) -> str:
     return "\n".join(lines) + "\n"
 
 
+# The job summary lists this many findings and would-evict entries (a step's summary
+# holds at most 1 MiB); the SARIF file and --format json list them all.
+SUMMARY_ROWS = 200
+
+
 def markdown_summary(r: GateResult, summary: dict[str, Any]) -> str:
+    """The job summary: every agent-, path- or memory-derived value goes through md_text or
+    md_code, so a fact or a file name cannot add HTML, links or table cells to the page."""
+    from memwarden.report.markdown import md_code, md_text
+
     out = [f"## memwarden gate: {r.verdict.upper()} — {r.extra()['decision']}", "",
-           f"Agent `{r.agent or '?'}`, diff {r.diff_bytes} bytes; "
+           f"Agent {md_code(r.agent or '?', in_table=False)}, diff {r.diff_bytes} bytes; "
            f"{summary['errors']} error(s), {summary['warnings']} warning(s), "
            f"{summary['waived']} waived.", "",
            "**Auto-approve:** " + ("yes" if r.auto_eligible else "no") + " — " +
-           "; ".join(r.auto_reasons), ""]
+           "; ".join(md_text(x) for x in r.auto_reasons), ""]
     if r.tokens:
         out += ["| file | before | after | limit |", "| --- | ---: | ---: | ---: |"]
         for name, t in r.tokens.items():
             over = " ⚠️" if (t["after"] or 0) > (t["limit"] or 0) else ""
-            out.append(f"| {name} | {t['before']} | {t['after']} | {t['limit']}{over} |")
+            out.append(f"| {md_text(name)} | {t['before']} | {t['after']} | "
+                       f"{t['limit']}{over} |")
         out.append("")
     if r.eviction_preview:
         out += ["**Eviction preview** (what apply would move out of Layer 1):", ""]
-        out += [f"- `{e['file']}` {e.get('id')}: {(e.get('entry') or e.get('note') or '')}"
-                for e in r.eviction_preview]
+        out += [f"- {md_code(e['file'] or '', in_table=False)} {md_text(str(e.get('id')))}: "
+                f"{md_text(e.get('entry') or e.get('note') or '')}"
+                for e in r.eviction_preview[:SUMMARY_ROWS]]
+        out += _more_rows(len(r.eviction_preview), "entries")
         out.append("")
     if r.findings:
         out += ["| rule | severity | where | message |", "| --- | --- | --- | --- |"]
-        for f in r.findings:
-            msg = f.message.replace("|", "\\|").replace("\n", " ")
+        for f in r.findings[:SUMMARY_ROWS]:
             sev = "waived" if f.waived else f.severity
-            out.append(f"| {f.rule} | {sev} | `{f.path}:{f.line}` | {msg} |")
+            out.append(f"| {md_text(f.rule)} | {sev} | {md_code(f'{f.path}:{f.line}')} | "
+                       f"{md_text(f.message)} |")
+        out += _more_rows(len(r.findings), "findings")
     return "\n".join(out) + "\n"
+
+
+def _more_rows(total: int, what: str) -> list[str]:
+    if total <= SUMMARY_ROWS:
+        return []
+    return ["", f"… and {total - SUMMARY_ROWS} more {what} (--format json or the SARIF file "
+            "lists every one)."]
 
 
 def write_step_summary(r: GateResult, summary: dict[str, Any]) -> None:

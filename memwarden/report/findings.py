@@ -81,6 +81,23 @@ def printable(value: str, keep_newlines: bool = False) -> str:
     return "".join(out)
 
 
+_COMMAND_START = ("::", "##[")
+
+
+def not_a_command(line: str) -> str:
+    """`line`, with a leading `::` or `##[` shown as `\\x3a`/`\\x23` escapes.
+
+    A CI runner reads every line a step prints: the GitHub runner takes a line that starts
+    (after white space) with `::` as a workflow command, so quoted memory text must not
+    start a line that way in any format.
+    """
+    body = line.lstrip()
+    if body.startswith(_COMMAND_START):
+        cut = len(line) - len(body)
+        return f"{line[:cut]}\\x{ord(body[0]):02x}{body[1:]}"
+    return line
+
+
 def summary_line(summary: Mapping[str, Any]) -> str:
     s = summary
     return (f"memwarden: {s['files']} file(s) checked, {s['errors']} error(s), "
@@ -92,8 +109,8 @@ def render_text(findings: Sequence[Finding], summary: Mapping[str, Any]) -> str:
     lines = []
     for f in findings:
         tag = " (waived)" if f.waived else ("" if f.severity == ERROR else " [warning]")
-        lines.append(f"{printable(f.path)}:{f.line}:{f.col}: {f.rule} "
-                     f"{printable(f.message)}{tag}")
+        lines.append(not_a_command(f"{printable(f.path)}:{f.line}:{f.col}: {f.rule} "
+                                   f"{printable(f.message)}{tag}"))
     lines.append(summary_line(summary))
     return "\n".join(lines) + "\n"
 

@@ -9,10 +9,16 @@ Every number names the command that shows its detail.
 
 from __future__ import annotations
 
-from html import escape
+from html import escape as _html_escape
 from typing import Any
 
+from memwarden.report.findings import printable
 from memwarden.version import __version__
+
+# No script, no fetch, no form: quoted memory text that ever slipped past escaping could
+# still not run code or call out, and the page needs nothing but its own inline CSS.
+CSP = ("default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; "
+       "form-action 'none'")
 
 LABELS = {"snapshot": "snapshot", "facts": "facts", "open_loops": "open loops",
           "layer1_total": "Layer 1 total"}
@@ -68,6 +74,13 @@ footer{margin-top:2em;color:var(--mute);font-size:13px}
 a{color:inherit;text-decoration:none}h2{break-after:avoid}tr,li,.week{break-inside:avoid}
 .strip{grid-template-columns:repeat(4,1fr)}}
 """
+
+
+def escape(value: str) -> str:
+    """HTML-escaped text (quotes too, for attributes) with control, bidi and zero-width
+    characters shown as visible escapes, so a right-to-left override in a fact cannot
+    reorder what a table cell shows."""
+    return _html_escape(printable(value))
 
 
 def _n(value: int | float | None) -> str:
@@ -409,6 +422,7 @@ def render_html(doc: dict[str, Any]) -> str:
                      f"</h2>\n{html}</section>" for k, t, html in sections)
     return (
         f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        f'<meta http-equiv="Content-Security-Policy" content="{_html_escape(CSP)}">'
         f'<meta name="viewport" content="width=device-width, initial-scale=1">'
         f"<title>{escape(title)}</title><style>{CSS}</style></head><body>{SHARED}\n"
         f"<header><h1>{escape(title)}</h1><p class=\"meta\">Range {escape(rng['since'])} to "

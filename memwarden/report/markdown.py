@@ -2,15 +2,53 @@
 sized for a job summary ($GITHUB_STEP_SUMMARY takes up to 1 MiB): the summary, the agents
 nearest their limits, eviction loops, evictions per week, pending and rejected proposals,
 waivers, repository size and findings. Every number names the command behind it; the
-numbers are the JSON document's own.
+numbers are the JSON document's own. Quoted values (reasons, messages, paths, agent
+ids) go through `md_text`/`md_code`, which `memwarden gate`'s job summary uses too.
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any
+
+from memwarden.report.findings import printable
 
 TOP_AGENTS = 20
 ROWS_MAX = 50
+CELL_MAX = 300  # characters of one quoted value; a job summary holds 1 MiB in all
+
+# Characters with a meaning inside a Markdown line (inline HTML, entities, emphasis, links,
+# code, table cells, strikethrough, math); CommonMark lets any ASCII punctuation be
+# backslash-escaped, so escaping these leaves the text as written. An `_` between two
+# letters or digits can neither open nor close emphasis, so ids like p-run_7 stay legible.
+_MD_SPECIAL = re.compile(r"[\\`*\[\]<>|!~&$]|(?<![^\W_])_|_(?![^\W_])")
+_BACKTICKS = re.compile(r"`+")
+
+
+class Markdown(str):
+    """Text that is already Markdown built by memwarden (not quoted data): used as is."""
+
+
+def _clip(value: str, limit: int) -> str:
+    return value if len(value) <= limit else value[:limit] + "…"
+
+
+def md_text(value: Any, limit: int = CELL_MAX) -> str:
+    """`value` as literal Markdown text on one line: control, bidi and newline characters
+    shown as escapes (printable), then every character Markdown or GitHub's HTML would act
+    on backslash-escaped, so memory text cannot add HTML, links, images or table cells."""
+    return _MD_SPECIAL.sub(lambda m: "\\" + m.group(), printable(_clip(str(value), limit)))
+
+
+def md_code(value: Any, limit: int = CELL_MAX, in_table: bool = True) -> Markdown:
+    """`value` as an inline code span that its own backticks cannot close; in a table a
+    `|` would still end the cell, so it is escaped (GFM drops that backslash in code)."""
+    text = printable(_clip(str(value), limit))
+    if in_table:
+        text = text.replace("|", "\\|")
+    tick = "`" * (max((len(m) for m in _BACKTICKS.findall(text)), default=0) + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") or not text.strip() else ""
+    return Markdown(f"{tick}{pad}{text}{pad}{tick}")
 
 
 def _cell(value: Any) -> str:
@@ -22,7 +60,9 @@ def _cell(value: Any) -> str:
         return f"{value:,}"
     if isinstance(value, float):
         return f"{value:,.1f}"
-    return str(value).replace("|", "\\|").replace("\n", " ")
+    if isinstance(value, Markdown):
+        return value
+    return md_text(value)
 
 
 def _table(header: list[str], rows: list[list[Any]]) -> list[str]:
@@ -46,24 +86,24 @@ def _more(n: int, what: str) -> list[str]:
 def render_markdown(doc: dict[str, Any]) -> str:
     at, rng, s, c = doc["at"], doc["range"], doc["summary"], doc["commands"]
     f = s["findings"]
-    lines = [f"## memwarden report: {at['mainBranch']} at `{at['commit'][:12]}`", "",
+    lines = [f"## memwarden report: {md_text(at['mainBranch'])} at `{at['commit'][:12]}`", "",
              f"Range {rng['since']} to {rng['until']} (the commit's time): "
-             f"{rng['commits']:,} commits (`{rng['command']}`).", ""]
+             f"{rng['commits']:,} commits ({md_code(rng['command'], in_table=False)}).", ""]
     lines += _table(["what", "count", "detail"], [
-        ["agents", s["agents"], "`memwarden read <agent> --mode wide`"],
-        ["proposals applied", s["applied"], f"`{c['applied']}`"],
-        ["proposals pending", s["pending"], f"`{c['pending']}`"],
-        ["proposals rejected", s["rejected"], f"`{c['rejected']}`"],
-        ["entries evicted", s["evictedEntries"], f"`{c['evictions']}`"],
-        ["eviction commits", s["evictionCommits"], f"`{c['evictions']}`"],
-        ["eviction loops", s["evictionLoops"], "`memwarden evicted <agent>`"],
+        ["agents", s["agents"], Markdown("`memwarden read <agent> --mode wide`")],
+        ["proposals applied", s["applied"], md_code(c["applied"])],
+        ["proposals pending", s["pending"], md_code(c["pending"])],
+        ["proposals rejected", s["rejected"], md_code(c["rejected"])],
+        ["entries evicted", s["evictedEntries"], md_code(c["evictions"])],
+        ["eviction commits", s["evictionCommits"], md_code(c["evictions"])],
+        ["eviction loops", s["evictionLoops"], Markdown("`memwarden evicted <agent>`")],
         ["agents at ≥90% of a limit", s["agentsOverWarn"],
-         "`git show <commit>:memory/<agent>/meta.json`"],
+         Markdown("`git show <commit>:memory/<agent>/meta.json`")],
         ["agents over a HARD limit", s["agentsOverLimit"],
-         "`git show <commit>:memory/<agent>/meta.json`"],
-        ["waivers expired or expiring", s["waiversExpiring"], f"`{c['waivers']}`"],
-        ["findings: errors", None if f is None else f["errors"], f"`{c['findings']}`"],
-        ["findings: warnings", None if f is None else f["warnings"], f"`{c['findings']}`"],
+         Markdown("`git show <commit>:memory/<agent>/meta.json`")],
+        ["waivers expired or expiring", s["waiversExpiring"], md_code(c["waivers"])],
+        ["findings: errors", None if f is None else f["errors"], md_code(c["findings"])],
+        ["findings: warnings", None if f is None else f["warnings"], md_code(c["findings"])],
     ])
     agents = doc["agents"]
     shown = min(TOP_AGENTS, len(agents))
@@ -86,7 +126,7 @@ def render_markdown(doc: dict[str, Any]) -> str:
         lines += _table(["agent", "recent applies", "applies that evicted", "entries evicted",
                          "detail"],
                         [[x["agentId"], x["applies"], x["evictingApplies"], x["evictedEntries"],
-                          f"`{x['command']}`"] for x in loops[:ROWS_MAX]])
+                          md_code(x["command"])] for x in loops[:ROWS_MAX]])
         lines += _more(len(loops) - ROWS_MAX, "agents")
     else:
         lines.append("No agent evicted in most of its recent applies.")
@@ -99,7 +139,7 @@ def render_markdown(doc: dict[str, Any]) -> str:
     if doc["pending"]:
         lines += _table(["proposal", "agent", "age (days)", "state", "gate decision", "detail"],
                         [[p["proposalId"], p["agentId"], p["ageDays"], p["state"],
-                          p["decision"] or "not gated", f"`{p['command']}`"]
+                          p["decision"] or "not gated", md_code(p["command"])]
                          for p in doc["pending"][:ROWS_MAX]])
         lines += _more(len(doc["pending"]) - ROWS_MAX, "pending proposals")
     else:
@@ -108,14 +148,15 @@ def render_markdown(doc: dict[str, Any]) -> str:
     if doc["rejected"]:
         lines += _table(["proposal", "agent", "when", "reason", "message", "detail"],
                         [[r["proposalId"], r["agentId"], r["at"], r["reason"], r["message"],
-                          f"`{r['command']}`"] for r in doc["rejected"][:ROWS_MAX]])
+                          md_code(r["command"])] for r in doc["rejected"][:ROWS_MAX]])
         lines += _more(len(doc["rejected"]) - ROWS_MAX, "rejected proposals")
     else:
         lines.append("No proposal was rejected in the range.")
     lines += ["", "### Waivers", ""]
     if doc["waivers"]:
         lines += _table(["rule", "path", "expires", "days left", "state", "reason"],
-                        [[w["rule"], f"`{w['path']}`", w["expires"], w["daysLeft"], w["state"],
+                        [[w["rule"], md_code(w["path"]), w["expires"], w["daysLeft"],
+                          w["state"],
                           w["reason"]] for w in doc["waivers"][:ROWS_MAX]])
     else:
         lines.append("No waivers in memwarden.toml.")
@@ -125,16 +166,18 @@ def render_markdown(doc: dict[str, Any]) -> str:
         a, b = size[0], size[-1]
         lines.append(f"{a['bytes']:,} bytes in {a['files']:,} files on {a['date']} → "
                      f"{b['bytes']:,} bytes in {b['files']:,} files on {b['date']} "
-                     f"(`{c['repoSize']}`).")
+                     f"({md_code(c['repoSize'], in_table=False)}).")
     else:
         lines.append("No data.")
     lines += ["", "### Findings", ""]
     if doc["findings"] is None:
-        lines.append(f"Not computed (--no-findings); `{c['findings']}` checks the commit.")
+        lines.append(f"Not computed (--no-findings); {md_code(c['findings'], in_table=False)} "
+                     "checks the commit.")
     else:
         fd = doc["findings"]
         lines.append(f"{fd['errors']:,} errors, {fd['warnings']:,} warnings, {fd['waived']:,} "
-                     f"waived in {fd['files']:,} files (`{fd['command']}`).")
+                     f"waived in {fd['files']:,} files "
+                     f"({md_code(fd['command'], in_table=False)}).")
         if fd["byRule"]:
             lines += [""] + _table(["rule", "findings"],
                                    [[r["rule"], r["count"]] for r in fd["byRule"]])
