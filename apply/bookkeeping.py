@@ -49,13 +49,29 @@ def meta_json(old: dict[str, Any] | None, agent: str, run: str, proposal: str,
     return json.dumps(meta, ensure_ascii=False, indent=2) + "\n"
 
 
+# The trailers apply copies into the timeline, in the order it writes them.
+TIMELINE_KEYS = ("Task", "Result", "Duration-Seconds")
+
+
+def timeline_line(key: str, value: str) -> str:
+    """The timeline line of one run trailer (Task, Result, Duration-Seconds)."""
+    if key == "Duration-Seconds":
+        return f"**Duration:** {value}s  "
+    return f"**{key}:** {value}  "
+
+
+def changelog_line(name: str, what: str) -> str:
+    """The changelog line of one file a proposal changed (`name` inside the agent's folder)."""
+    return f"- **{name}:** {what}"
+
+
 def changelog(old: str, agent: str, run: str, proposal: str, changes: dict[str, str],
               now: _dt.datetime, keep: int) -> str:
     """Add `### HH:MM — run / proposal` under today's `## YYYY-MM-DD`; keep the last
     `keep` entries (older ones stay in git history)."""
     day = now.date().isoformat()
     entry = [f"### {now:%H:%M} — {run} / {proposal}"]
-    entry += [f"- **{name}:** {what}" for name, what in sorted(changes.items())]
+    entry += [changelog_line(name, what) for name, what in sorted(changes.items())]
     lines = split_lines(old) if old.strip() else [f"# Changelog: {agent}", ""]
     head_end = next((i for i, line in enumerate(lines) if CHANGELOG_DAY.match(line)),
                     len(lines))
@@ -105,10 +121,6 @@ def timeline(old: str, agent: str, run: str, proposal: str, extra: dict[str, str
     day = now.date().isoformat()
     base = old.rstrip("\n") if old.strip() else f"# Timeline: {agent} / {day}\n\n## Runs"
     block = [f"### {now:%H:%M} — {run}"]
-    for key, label in (("Task", "Task"), ("Result", "Result"),
-                       ("Duration-Seconds", "Duration")):
-        if key in extra:
-            value = extra[key] + ("s" if key == "Duration-Seconds" else "")
-            block.append(f"**{label}:** {value}  ")
+    block += [timeline_line(key, extra[key]) for key in TIMELINE_KEYS if key in extra]
     block += [f"**Proposal:** {proposal}  ", f"**Proposal status:** {status}"]
     return base + "\n\n" + "\n".join(block) + "\n"

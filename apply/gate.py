@@ -18,7 +18,7 @@ from memwarden.git.repo import Repo, diff_bytes, patch_bytes
 from memwarden.git.source import TreeSource
 from memwarden.model.config import Config, load_config_at
 from memwarden.model.errors import MemwardenError
-from memwarden.model.findings import ERROR, WARNING, Finding
+from memwarden.model.findings import ERROR, WARNING, Finding, make
 from memwarden.model.layout import AGENT_ID_RE, LAYER1
 from memwarden.policies.engine import check
 from memwarden.policies.rules.commits import CommitInfo, check_commit, decode_message
@@ -99,9 +99,10 @@ def gate(repo: Repo, ref: str, base: str, config_path: str | None = None,
             if t.key.lower() == "priority":
                 priority = t.value
     agent = agent_of(ref, config, infos)
-    if head != mb:
-        findings += timeline_trailer_findings(repo, head)
     changed = repo.changed_paths(mb, head)
+    if head != mb and agent is not None:
+        findings += agent_id_findings(agent, infos)
+        findings += bookkeeping_findings(repo, head, agent, changed)
     # A branch under the proposal prefix is an agent's, whatever its messages claim: a
     # Human-Edit or applied-style message there must not lift the own-path rules.
     on_proposal_branch = ref.removeprefix("refs/heads/").removeprefix("origin/").startswith(
@@ -136,22 +137,46 @@ def gate(repo: Repo, ref: str, base: str, config_path: str | None = None,
                       patch_bytes(repo, mb, head) if preview else 0)
 
 
-def timeline_trailer_findings(repo: Repo, head: str) -> list[Finding]:
-    """The injection rules on the head commit's Task and Result trailers: apply writes
-    them into the agent's timeline, which the agent reads back, so they are judged as that
-    file's text is."""
+def agent_id_findings(agent: str, infos: list[CommitInfo]) -> list[Finding]:
+    """MW402 for a proposal commit whose Agent-Id is not the agent the branch belongs to:
+    apply keys the stale check, the status refusal and the bookkeeping on it (the server
+    hook refuses the same push)."""
+    return [make("MW402", ERROR, ci.label, 1, 1, f"Agent-Id {ci.agent!r} on a branch of "
+                 f"{agent!r}", f"{ci.label}:{ci.agent}")
+            for ci in infos if ci.kind == "proposal" and ci.agent not in (None, agent)]
+
+
+def bookkeeping_findings(repo: Repo, head: str, agent: str, changed: list[str]
+                         ) -> list[Finding]:
+    """The injection rules on the text apply writes for this proposal besides its files:
+    the head commit's run trailers (Task, Result, Duration-Seconds) become lines of the
+    agent's timeline, the names of the files it changes lines of its changelog, and the
+    agent reads both back. Each line is judged as that file's text is, and reported where
+    it comes from (the trailer's line, the file)."""
+    from memwarden.apply.bookkeeping import TIMELINE_KEYS, changelog_line, timeline_line
     from memwarden.model.trailers import parse_trailers
     from memwarden.policies.rules.injection import findings_for
 
-    message = repo.commit_message(head).decode("utf-8", "replace")
+    root = f"memory/{agent}/"
     out: list[Finding] = []
+    message = repo.commit_message(head).decode("utf-8", "replace")
+    keys = {k.lower(): k for k in TIMELINE_KEYS}
     for t in parse_trailers(message):
-        key = t.key.lower()
-        if key not in ("task", "result"):
+        key = keys.get(t.key.lower())
+        if key is None:
             continue
-        for f in findings_for(f"**{t.key}:** {t.value}", head[:12], "timeline"):
-            out.append(f.replace(line=t.line, message=f"{f.message} (in the {t.key} "
-                                 "trailer, which apply writes into the agent's timeline)"))
+        for f in findings_for(timeline_line(key, t.value), f"{root}timeline/", "timeline"):
+            out.append(f.replace(path=head[:12], line=t.line, message=f"{f.message} (in the "
+                                 f"{t.key} trailer, which apply writes into the agent's "
+                                 "timeline)"))
+    for path in changed:
+        if not path.startswith(root):
+            continue
+        for f in findings_for(changelog_line(path[len(root):], "added"),
+                              f"{root}changelog.md", "changelog"):
+            out.append(f.replace(path=path, line=1, col=1, message=f"{f.message} (in the "
+                                 "file's name, which apply writes into the agent's "
+                                 "changelog)"))
     return out
 
 

@@ -227,11 +227,17 @@ def parse_request(doc: Any, config: Config | None = None) -> Request:
                              "[A-Za-z0-9][A-Za-z0-9._-]* and be a valid git branch name "
                              "component (no '..', not ending with '.' or '.lock')")
     extra = {}
-    for key, names in (("Task", ("task",)), ("Result", ("result",)),
-                       ("Duration-Seconds", ("durationSeconds", "duration_seconds"))):
+    for key, names in (("Task", ("task",)), ("Result", ("result",))):
         v = _get(doc, *names)
         if v is not None:
             extra[key] = " ".join(str(v).split())[:200]
+    seconds = _get(doc, "durationSeconds", "duration_seconds")
+    if seconds is not None:
+        if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or \
+                not 0 <= seconds < 10**9:
+            raise MemwardenError(f"request: durationSeconds {seconds!r}: expected a number of "
+                                 "seconds >= 0")
+        extra["Duration-Seconds"] = f"{seconds:.6f}".rstrip("0").rstrip(".")
     return Request(agent, run, proposal, updates, reasoning, priority, ev,
                    _ids(_get(doc, "factsUsed", "facts_used"), "factsUsed"),
                    _ids(_get(doc, "entityRefs", "entity_refs"), "entityRefs"), extra)

@@ -40,7 +40,7 @@ from memwarden.policies.rules.ownership import (
 from memwarden.policies.rules.transitions import diff_findings
 
 APPLY_KINDS = ("applied", "eviction", "maintenance")
-NOTES_REF = "refs/notes/memwarden"  # apply/lifecycle.py's ref (the hook does not import apply)
+NOTES_REF = "refs/notes/memwarden"  # apply/lifecycle.py's ref (most pushes import no apply)
 _ZERO = re.compile(r"^0+$")
 
 
@@ -344,6 +344,10 @@ class Push:
                      or self.repo.has_folder(base, f"memory/{agent}"))
         out += proposal_path_findings(agent, touched, rest, known)
         out += self.transitions(u.new, base, touched, "proposal")
+        if u.new != base:  # what apply would write besides the files, judged as the gate does
+            from memwarden.apply.gate import bookkeeping_findings
+
+            out += bookkeeping_findings(self.repo, u.new, agent, touched)
         return out
 
     # -- tags and notes ---------------------------------------------------------------

@@ -172,6 +172,8 @@ def _check_proposal(info: CommitInfo, subject: str, trailers: list[Trailer]) -> 
         "Priority": (lambda v: v in ("normal", "high"), "'normal' or 'high'"),
         "Expected-Version": (lambda v: v.isascii() and v.isdigit() and len(v) < 12,
                              "a non-negative integer"),
+        "Duration-Seconds": (lambda v: bool(re.fullmatch(r"[0-9]{1,9}(\.[0-9]{1,6})?", v)),
+                             "a number of seconds like 45 or 12.5"),
         "Auto-Approved": (lambda v: v in ("true", "false"), "'true' or 'false'"),
         "Proposal-Head": (lambda v: bool(re.fullmatch(r"[0-9a-f]{40}|[0-9a-f]{64}", v)),
                           "a full commit id"),
