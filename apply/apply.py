@@ -227,7 +227,7 @@ def prepare(repo: Repo, ref: str, config: Config, approved_by: str | None,
     if base is None:
         raise MemwardenError(f"{ref} shares no history with main (fetch-depth: 0 needed)")
     verdict = gate(repo, ref, main, today=now.date(), preview=False, merge_base=base,
-                   disk_cache=disk_cache)
+                   disk_cache=disk_cache, head_commit=head)
     result.tokens = verdict.tokens
     result.auto = verdict.auto_eligible
     refusal = _agent_refusal(repo, config, main, agent)

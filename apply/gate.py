@@ -69,13 +69,16 @@ def agent_of(ref: str, config: Config, infos: list[CommitInfo]) -> str | None:
 
 def gate(repo: Repo, ref: str, base: str, config_path: str | None = None,
          today: _dt.date | None = None, preview: bool = True,
-         merge_base: str | None = None, disk_cache: bool = True) -> GateResult:
+         merge_base: str | None = None, disk_cache: bool = True,
+         head_commit: str | None = None) -> GateResult:
     """`preview=False` skips the eviction preview and the patch size (apply plans the real
     eviction itself and reports neither); `merge_base` spares a caller that knows it a
     second history walk; `disk_cache=False` skips reading and rewriting the
     .git/memwarden caches (apply gates a batch of proposals whose blobs are new anyway:
-    cache I/O for nothing)."""
-    head = repo.resolve_commit(ref)
+    cache I/O for nothing). `head_commit` is the commit to judge when the caller resolved
+    `ref` already: apply lands exactly the commit the gate judged, even if the branch moves
+    meanwhile."""
+    head = head_commit or repo.resolve_commit(ref)
     base_tip = repo.resolve_commit(base)
     config = load_config_at(repo, base_tip, config_path)
     mb = merge_base or repo.merge_base(base_tip, head)
