@@ -94,3 +94,14 @@ def test_an_error_outside_a_repository_names_the_command(tmp_path, mw):
     for args in (["reject", "p-1", "--reason", "x"], ["status", "p-1"]):
         code, _, err = mw(tmp_path, *args)
         assert code == 2 and f"error: {args[0]}: not inside a git repository" in err
+
+
+def test_recorded_text_that_is_not_utf8_is_a_usage_error(tmp_path):
+    """A reason or a name is written into git notes and commit messages: bytes no encoding
+    decodes are refused up front, not a traceback half-way through recording them."""
+    for args in ([b"reject", b"p-1", b"--reason", b"bad \xff byte"],
+                 [b"apply", b"--all", b"--approved-by", b"x\xff"]):
+        proc = subprocess.run([sys.executable.encode(), b"-m", b"memwarden", *args],
+                              cwd=tmp_path, capture_output=True, text=True)
+        assert proc.returncode == 2, proc.stderr
+        assert "not valid UTF-8 text" in proc.stderr and "Traceback" not in proc.stderr

@@ -9,6 +9,7 @@ from typing import Any
 import click
 
 from memwarden.cli.options import (
+    TEXT,
     emit,
     format_option,
     open_repo_here,
@@ -25,8 +26,8 @@ STATUSES = ("applied", "already_applied", "rejected", "failed", "pending")
 @click.argument("refs", nargs=-1)
 @click.option("--all", "all_refs", is_flag=True, help="Every proposal branch, oldest first "
               "(with --push, the remote's too: they are fetched first).")
-@click.option("--approved-by", metavar="WHO", help="Apply proposals that need human review "
-              "too, recording who approved them (Approved-By trailer).")
+@click.option("--approved-by", metavar="WHO", type=TEXT, help="Apply proposals that need "
+              "human review too, recording who approved them (Approved-By trailer).")
 @click.option("--dry-run", is_flag=True, help="Build the commits but do not move main.")
 @click.option("--force", is_flag=True, help="Owner override: skip the stale check (never "
               "a policy). The proposal's changes are merged three-way into main's current "

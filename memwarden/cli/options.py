@@ -140,6 +140,25 @@ def _refuse_memory_file(output: str) -> None:
                              "the report elsewhere (e.g. memwarden-report.json)")
 
 
+class Text(click.ParamType):
+    """Text that is recorded (a reason, a name): valid Unicode, so it can be written into
+    git notes and commit messages; bytes that are not UTF-8 are a usage error."""
+
+    name = "text"
+
+    def convert(self, value: Any, param: Any, ctx: Any) -> str:
+        text = str(value)
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            self.fail("not valid UTF-8 text (the shell passed bytes no encoding decodes)",
+                      param, ctx)
+        return text
+
+
+TEXT = Text()
+
+
 def split_ids(values: Sequence[str]) -> list[str] | None:
     """--select/--ignore values: comma-separated, repeatable, upper-cased; None when absent."""
     if not values:

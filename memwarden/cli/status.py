@@ -8,7 +8,14 @@ from typing import Any
 
 import click
 
-from memwarden.cli.options import AliasOption, format_option, open_repo_here, parse_now, push_option
+from memwarden.cli.options import (
+    TEXT,
+    AliasOption,
+    format_option,
+    open_repo_here,
+    parse_now,
+    push_option,
+)
 from memwarden.model.errors import MemwardenError
 
 
@@ -82,8 +89,10 @@ def _link_text(link: Any) -> str:
 
 @click.command("reject")
 @click.argument("proposal_id")
-@click.option("--reason", required=True, help="Why (recorded in the lifecycle history).")
-@click.option("--by", "by", metavar="WHO", help="Who rejects (default: git user.name).")
+@click.option("--reason", required=True, type=TEXT,
+              help="Why (recorded in the lifecycle history).")
+@click.option("--by", "by", metavar="WHO", type=TEXT,
+              help="Who rejects (default: git user.name).")
 @push_option("Fetch REMOTE's lifecycle notes first, then push them with the rejection.")
 @click.option("--now", metavar="ISO", help="Clock for the event (default: now, UTC).")
 @format_option(["text", "json"], "text")
