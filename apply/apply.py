@@ -409,15 +409,16 @@ def _land_and_move(repo: Repo, plan: Plan, config: Config, main: str, now: _dt.d
 class LocalEdits(MemwardenError):
     """A checked-out main's files cannot follow a move: local edits in paths it changes."""
 
-    def __init__(self, main_ref: str, new: str, paths: list[str]) -> None:
+    def __init__(self, main_ref: str, new: str, paths: list[str],
+                 message: str | None = None) -> None:
         self.paths = paths
         shown = ", ".join(paths[:10]) + (f" and {len(paths) - 10} more" if len(paths) > 10
                                          else "")
-        super().__init__(
+        super().__init__(message or (
             f"{main_ref} was not moved to {new[:12]}: the checked-out files have local edits "
             f"(or untracked files) in {shown}, which that move changes; commit them, or "
             "stash them (`git stash -u`, run memwarden again, then `git stash pop`), and run "
-            "memwarden again")
+            "memwarden again"))
 
 
 @dataclass(frozen=True)
@@ -458,6 +459,11 @@ def check_local_main(repo: Repo, main_ref: str, old: str, new: str,
     `files.at`, else at `old`) cannot follow the move `old` -> `new` without overwriting
     local edits. Only a move that changes an edited path asks git (a dry run)."""
     if repo.head_branch() != main_ref:
+        other = repo.checked_out_elsewhere(main_ref)
+        if other is not None:
+            raise LocalEdits(main_ref, new, [], f"{main_ref} is checked out in another work "
+                             f"tree ({other}), whose files would not follow; run memwarden "
+                             "there, or check out another branch there")
         return
     at = files.at if files is not None else old
     changed = repo.changed_paths(old, new)

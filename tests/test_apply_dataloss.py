@@ -247,3 +247,20 @@ def test_another_agents_proposal_with_the_same_id_is_not_already_applied(repo, t
     assert "- fact of b" in git(repo, "show", "main:memory/b/facts.md")
     code, results = apply(mw, repo, "--all")  # and each is applied once
     assert [r["status"] for r in results] == ["already_applied", "already_applied"]
+
+
+def test_main_checked_out_in_another_work_tree_is_not_moved_under_it(repo, tmp_path, mw):
+    """git lets a branch move under a linked work tree that has it checked out, whose index
+    and files then stay behind (its next commit would revert the landing): apply refuses."""
+    propose(mw, repo, tmp_path, content="Applied fact")
+    git(repo, "checkout", "-q", "-b", "elsewhere")
+    other = tmp_path / "wt-main"
+    git(repo, "worktree", "add", "-q", str(other), "main")
+    start = head(repo)
+    code, (res,) = apply(mw, repo, "--all")
+    assert code == 1 and res["status"] == "failed" and res["reason"] == "local_edits"
+    assert "another work tree" in res["message"] and str(other) in res["message"]
+    assert head(repo) == start
+    code, (res,) = apply(mw, other, "--all")  # where main is checked out, it lands
+    assert code == 0 and res["status"] == "applied"
+    assert "- Applied fact" in (other / "memory/a/facts.md").read_text()
