@@ -7,6 +7,8 @@ takes its few objects from `git cat-file` rather than importing pygit2.
 
 from __future__ import annotations
 
+import re
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -64,8 +66,23 @@ def read_cmd(agent: str, mode: str, max_tokens: int | None, at: str | None,
     with _objects(repo, mode) as objects:
         doc = read_memory(objects, agent, mode, max_tokens, at, since, config,
                           cache_dir=cache_dir)
-    click.echo(serialize(doc) if fmt == "json" else render_markdown(doc), nl=False)
+    click.echo(for_terminal(serialize(doc) if fmt == "json" else render_markdown(doc)),
+               nl=False)
     raise SystemExit(0)
+
+
+# What a terminal acts on rather than shows: C0 and C1 controls (escape sequences, OSC 52
+# clipboard writes, carriage returns) and the bidi controls that reorder what is shown.
+_ACTED_ON = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def for_terminal(text: str) -> str:
+    """`text` as printed: unchanged into a pipe or a file (what agents and scripts read,
+    byte for byte), with the characters a terminal would act on shown escaped when a
+    person reads it on one (memory text is written by agents, some of them hostile)."""
+    if not sys.stdout.isatty():
+        return text
+    return _ACTED_ON.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
 def _objects(repo: Any, mode: str) -> Any:
@@ -103,5 +120,5 @@ def diff_cmd(agent: str, since: str | None, frm: str | None, to: str | None,
     config = _config(config_path)
     doc = memory_diff(repo, agent, since, frm, to, list(files) or None, max_tokens, config,
                       cache_dir=cache_dir)
-    click.echo(serialize(doc) if fmt == "json" else render_text(doc), nl=False)
+    click.echo(for_terminal(serialize(doc) if fmt == "json" else render_text(doc)), nl=False)
     raise SystemExit(0)
