@@ -201,6 +201,10 @@ def auto_approve(config: Config, agent: str | None, changed: list[str],
         first = injection[0]
         reasons.append(f"has prompt-injection findings (MW3xx), first {first.rule} "
                        f"({first.severity}) at {first.path}:{first.line}: {first.message}")
+    rewritten = [f for f in findings if f.rule == "MW509" and not f.waived]
+    if rewritten:
+        reasons.append(f"changes an existing decision ({rewritten[0].path}:"
+                       f"{rewritten[0].line})")
     if priority != "normal":
         reasons.append(f"priority {priority} (only normal is auto-approved)")
     if agent is not None and config.agent_setting(agent, "auto_approve", True) is False:

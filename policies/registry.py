@@ -86,8 +86,9 @@ def tree_checks(r: Rule) -> list[Callable[..., Iterable[Finding]]]:
 
 
 def register(r: Rule) -> None:
-    if r.id in _RULES and _RULES[r.id].check is not r.check:
-        raise RuntimeError(f"rule {r.id} registered twice")
+    old = _RULES.get(r.id)
+    if old is not None and (old.check is not r.check or old.name != r.name):
+        raise RuntimeError(f"rule {r.id} registered twice ({old.name}, {r.name})")
     _RULES[r.id] = r
 
 

@@ -250,3 +250,24 @@ def test_a_proposal_branch_is_judged_as_a_proposal_whatever_its_message(repo, mw
     code, doc = gate_json(mw, repo, ref)
     assert code == 1 and doc["decision"] == "rejected"
     assert {"MW501", "MW503"} <= {f["rule"] for f in doc["findings"]}
+
+
+DECISIONS = ("# Decisions: a\n\n## 2026-01-02 — Use Postgres\n**Status:** Accepted\n"
+             "**Context:** one database\n\n## 2026-01-05 — Frozen: loop_old1\n"
+             "**Status:** Frozen\n**Context:** set aside by eviction\n")
+
+
+@pytest.mark.parametrize(("what", "new", "decision"), [
+    ("a frozen loop reopened", DECISIONS.replace("**Status:** Frozen", "**Status:** Accepted"),
+     "needs_human_review"),
+    ("a decision removed", DECISIONS.split("\n## 2026-01-05")[0] + "\n", "needs_human_review"),
+    ("a decision appended", DECISIONS + "\n## 2026-02-01 — Use Redis\n**Status:** Accepted\n",
+     "auto_approved"),
+])
+def test_an_agent_rewriting_a_decision_needs_a_human(tmp_path, mw, what, new, decision):
+    repo = make_repo(tmp_path, {"memory/a/facts.md": FACTS,
+                                "memory/a/decisions.md": DECISIONS})
+    ref = branch(repo, "p-d", {"memory/a/decisions.md": new})
+    code, doc = gate_json(mw, repo, ref)
+    assert code == 0 and doc["decision"] == decision, (what, doc["auto_approve"])
+    assert any(f["rule"] == "MW509" for f in doc["findings"]) == (decision != "auto_approved")

@@ -1,4 +1,4 @@
-"""MW504, MW505, MW205: rules that compare a proposal's tree with its base.
+"""MW504, MW505, MW205, MW509: rules that compare a proposal's tree with its base.
 
 runs/ files only grow (append-only), logic versions never change once written, and an
 agent's status moves only along the status graph — with only humans setting
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from memwarden.model.findings import ERROR, Finding, make
+from memwarden.model.findings import ERROR, WARNING, Finding, make
 from memwarden.model.layout import classify
 from memwarden.model.memfile import parse_frontmatter, split_lines
 from memwarden.policies.registry import COMMIT, Rule, register
@@ -66,6 +66,35 @@ def diff_findings(paths: list[str], old: Callable[[str], bytes | None],
                             "written: add a new version instead of changing this one", path))
         if info.kind == "agent_contract":
             out += _status_findings(path, before, after, actor)
+        if info.kind == "decisions" and actor == "proposal" and before is not None:
+            out += _decision_findings(path, before, after)
+    return out
+
+
+def _decision_blocks(data: bytes | None) -> list[tuple[str, int]]:
+    """Each decision block's text (heading to last line, trailing blanks dropped) and the
+    line it starts on."""
+    from memwarden.model.entries import parse_decisions
+
+    lines = split_lines(data.decode("utf-8-sig", "replace")) if data else []
+    decisions, _ = parse_decisions(lines)
+    return [("\n".join(lines[d.line - 1:d.end_line]).rstrip(), d.line) for d in decisions]
+
+
+def _decision_findings(path: str, before: bytes, after: bytes | None) -> list[Finding]:
+    """MW509 for each decision of the base that a proposal changes or removes."""
+    kept: dict[str, int] = {}
+    for text, _ in _decision_blocks(after):
+        kept[text] = kept.get(text, 0) + 1
+    out = []
+    for text, line in _decision_blocks(before):
+        if kept.get(text, 0) > 0:
+            kept[text] -= 1
+            continue
+        heading = text.split("\n", 1)[0].lstrip("# ").strip()
+        out.append(make("MW509", WARNING, path, line, 1, f"a proposal changes or removes the "
+                        f"decision '{heading}': decisions are a log, a human reviews that",
+                        f"{path}:{heading}"))
     return out
 
 
@@ -120,6 +149,17 @@ register(Rule(
     "logic/a/versions/v1.2/current.pseudo.md edited",
     "logic/a/versions/v1.3/ added; current.pseudo.md updated",
     COMMIT, None, None, "Write a new version folder instead."))
+register(Rule(
+    "MW509", "decision-rewritten", WARNING,
+    "A proposal changes or removes a decision already in decisions.md (an ADR or a frozen "
+    "open loop).",
+    "decisions.md is a log of what was decided and what was set aside; an agent that "
+    "rewrites an entry, or deletes a frozen loop, changes the record everyone reads. It may "
+    "still be right (a decision superseded), so a human decides: never auto-approved.",
+    "proposal diff: '**Status:** Frozen' -> '**Status:** Accepted' under an existing heading",
+    "proposal diff: a new '## 2026-03-01 — ...' block appended (add_decision)",
+    COMMIT, None, None, "Append a new decision that supersedes the old one, or have an owner "
+    "edit the old one."))
 register(Rule(
     "MW205", "illegal-status-transition", ERROR,
     "An agent's status changes along a transition the status graph does not allow, or by the "
