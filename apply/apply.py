@@ -21,11 +21,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from memwarden.apply import bookkeeping, evict, lifecycle
-from memwarden.apply.gate import gate
+from memwarden.apply.gate import EVICTABLE, gate
 from memwarden.apply.planpool import Planned, PlanPool, still_holds
 from memwarden.git.repo import MODE_BLOBS, Entry, Repo, Writer
 from memwarden.model.config import Config
 from memwarden.model.errors import MemwardenError
+from memwarden.model.findings import ERROR
 from memwarden.model.layout import classify
 from memwarden.model.trailers import parse_trailers
 
@@ -266,6 +267,22 @@ def prepare(repo: Repo, ref: str, config: Config, approved_by: str | None,
             f"main changed {', '.join(conflicts)} since the proposal's base and the "
             "proposal's changes there overlap them; propose again from the current main")})
         return result
+    merged = [p for p, data in changes.items()
+              if data is not None and data != repo.read_path(head, p)]
+    if merged:  # text no gate has seen: main's changes and the proposal's, joined
+        judged = _judge_merged(repo, config, main, changes, modes, merged, now)
+        if judged["errors"]:
+            result.reason = "policy"
+            result.details.update({"files": merged, "findings": judged["errors"][:20],
+                                   "message": "the three-way merge of the proposal into "
+                                   "main's current files draws errors"})
+            return result
+        if judged["review"] and not approved_by:
+            return ProposalResult(pid, "pending", reason="needs_human_review", ref=ref,
+                                  tokens=verdict.tokens, head=head, details={
+                                      "reasons": ["the three-way merge into main's current "
+                                                  "files draws findings a human reviews"],
+                                      "findings": judged["review"][:20]})
     evictions: list[tuple[str, dict[str, bytes | None]]] = []
     evicted: list[dict[str, Any]] = []
     files = evict.agent_files(repo, main, agent, changes)
@@ -289,6 +306,27 @@ def prepare(repo: Repo, ref: str, config: Config, approved_by: str | None,
     return Plan(landed, agent, evictions, changes,
                 _applied_message(msg, pid, head, verdict.auto_eligible, approved_by),
                 repo.author_of(head), modes)
+
+
+def _judge_merged(repo: Repo, config: Config, main: str, changes: dict[str, bytes | None],
+                  modes: dict[str, int], merged: list[str], now: _dt.datetime
+                  ) -> dict[str, list[dict[str, Any]]]:
+    """The file rules on the merged files, in main's tree with the merge written into it (a
+    commit no ref points to): errors, and the findings that need a human (MW3xx, MW509)
+    as the gate would rank them. Over-limit facts and loops are left to the eviction."""
+    from memwarden.git.source import TreeSource
+    from memwarden.policies.engine import check
+
+    ident = apply_identity(config)
+    trial = Writer(repo).commit_changes(main, {p: changes[p] for p in merged},
+                                        "memwarden apply: a three-way merge, judged", ident,
+                                        ident, int(now.timestamp()),
+                                        {p: m for p, m in modes.items() if p in merged})
+    found = check(TreeSource(repo, trial), config, merged, today=now.date()).findings
+    live = [f for f in found if not f.waived and f.rule not in EVICTABLE]
+    return {"errors": [f.to_json() for f in live if f.severity == ERROR],
+            "review": [f.to_json() for f in live
+                       if f.rule.startswith("MW3") or f.rule == "MW509"]}
 
 
 def _replay(repo: Repo, base: str, main: str, head: str, changed: list[str]
