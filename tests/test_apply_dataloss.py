@@ -309,3 +309,29 @@ def test_a_forced_merge_that_joins_two_clean_texts_into_an_error_is_refused(
     assert head(repo) == start
     code, out, _ = mw(repo, "check", "--all")
     assert code == 0, out
+
+
+def test_an_evicted_loop_takes_its_detail_lines_with_it(tmp_path, mw):
+    """A frozen loop's indented details used to stay behind, orphaned under the section or
+    read as part of the loop above."""
+    loops = ("# Open Loops: a\n\n## Waiting\n"
+             "- [ ] loop_old1: check the archive (opened 2025-01-01, priority low)\n"
+             "  detail of loop one\n"
+             "- [ ] loop_old2: check the catalogue (opened 2025-01-02, priority low)\n"
+             "  detail of loop two\n"
+             "- [ ] loop_old3: check the index (opened 2025-01-03, priority low)\n")
+    root = make_repo(tmp_path, {"memory/a/facts.md": FACTS, "memory/a/meta.json": META,
+                                "memory/a/open_loops.md": loops,
+                                "memwarden.toml": "[limits]\nopen_loops = 75\n"})
+    req = tmp_path / "r.json"
+    req.write_text(json.dumps({"agentId": "a", "runId": "run_9", "updates": [
+        {"file": "open_loops.md", "operation": "add_loop", "content": "ask about retries",
+         "loopPriority": "high"}]}))
+    assert mw(root, "propose", str(req))[0] == 0
+    code, (res,) = apply(mw, root, "--all", "--approved-by", "olga")
+    assert res["status"] == "applied" and res["evicted"], res
+    after = git(root, "show", "main:memory/a/open_loops.md")
+    gone = {e["id"] for e in res["evicted"]}
+    for n, loop in (("one", "loop_old1"), ("two", "loop_old2")):
+        assert (f"detail of loop {n}" in after) == (loop not in gone), after
+    assert mw(root, "check", "--all")[0] == 0
