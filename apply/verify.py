@@ -8,6 +8,7 @@ rule MW002.
 from __future__ import annotations
 
 import datetime as _dt
+import re
 
 from memwarden.git.repo import Repo
 from memwarden.git.source import TreeSource
@@ -103,7 +104,7 @@ def verify_history(repo: Repo, revision_range: str, config_path: str | None,
             before = _ids(repo.read_path(parent, path), kind)
             after = _ids(repo.read_path(sha, path), kind)
             for entry_id in sorted(set(before) - set(after)):
-                if entry_id not in text:
+                if not re.search(rf"(?<![\w-]){re.escape(entry_id)}(?![\w-])", text):
                     findings.append(make(
                         "MW002", ERROR, label, 1, 1, f"eviction commit removes {entry_id} "
                         f"from {path} without listing it: the entry would be lost silently",

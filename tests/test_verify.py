@@ -92,3 +92,15 @@ def test_history_holds_what_the_server_hook_refuses(tmp_path, mw):
     code, out, _ = mw(root, "verify-history")
     assert code == 1 and {"MW205", "MW503"} <= set(rules_in(out)), out
     assert "memory/beta/meta.json" in out and "'active' -> 'draft'" in out
+
+
+def test_an_eviction_must_name_the_entry_itself_not_a_longer_id(tmp_path, mw):
+    loops = ("# Open Loops: a\n\n## Open\n- [ ] loop_old1: one (opened 2025-01-01)\n"
+             "- [ ] loop_old10: ten (opened 2025-01-01)\n")
+    root = make_repo(tmp_path, {"memory/a/open_loops.md": loops})
+    (root / "memory/a/open_loops.md").write_text(loops.replace(
+        "- [ ] loop_old1: one (opened 2025-01-01)\n", ""))
+    commit(root, "memory-evict: a / open_loops\n\nMoved out: loop_old10 (frozen-loop)\n\n"
+                 "Agent-Id: a\nMemory-Eviction: frozen-loop\n")
+    code, out, _ = mw(root, "verify-history")
+    assert code == 1 and "removes loop_old1 " in out, out
