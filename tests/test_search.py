@@ -390,6 +390,19 @@ def test_concurrent_processes_build_one_sound_index(repo_root):
 # --------------------------------------------------------------------------- entries
 
 
+def test_an_entry_with_very_many_matches_gets_a_linear_snippet():
+    """FTS5's snippet() weighs every match against every other: past SNIPPET_MAX_WORDS
+    words an entry gets long_snippet, the window around its first match."""
+    body = "x " * 5000 + "- Éléphant rose " + "y " * 5000
+    assert not S._words_at_most(body, S.SNIPPET_MAX_WORDS)
+    out = S.long_snippet(body, S.match_terms("elephant"))
+    assert out.startswith("…") and out.endswith("…") and "Éléphant rose" in out
+    assert len(out) < 200
+    assert S.long_snippet("- huge " + "w " * 99, S.match_terms("hug*")).startswith("- huge w")
+    assert S.long_snippet("- x " * 99, S.match_terms("absent")).startswith("- x - x")
+
+
+
 def test_long_entries_get_a_snippet(tmp_path, mw):
     filler = " ".join(f"word{n}" for n in range(150))
     root = make_repo(tmp_path, {"memory/a/decisions.md": (

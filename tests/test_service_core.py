@@ -39,7 +39,7 @@ def test_read_equals_the_cli_and_follows_main(svc):
 def test_at_must_be_a_commit_of_main(svc):
     service, repo, _ = svc
     made = service.propose(READER, AGENT, request_doc("run_at", "not on main"))
-    for at, status in ((made["commit"], 422), ("main", 422), ("0" * 40, 404)):
+    for at, status in ((made["commit"], 404), ("main", 422), ("0" * 40, 404)):
         with pytest.raises(ServiceError) as err:
             service.read(READER, AGENT, at=at)
         assert err.value.status == status

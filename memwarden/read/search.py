@@ -39,6 +39,7 @@ import tempfile
 import threading
 import time
 import unicodedata
+from collections import deque
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -56,6 +57,9 @@ MAX_TERMS = 32  # distinct query words used (bounds the cost of a pasted paragra
 MAX_TOP_K = 1000
 EXCERPT_CHARS = 400  # longer entries are shown as a snippet around the best match
 SNIPPET_TOKENS = 48
+# FTS5's snippet() weighs every match against every other (quadratic): an entry with more
+# words than this gets a linear snippet around its first match (long_snippet) instead.
+SNIPPET_MAX_WORDS = 1000
 BATCH_DOCS = 200  # files read and split per batch while SQLite indexes the last one
 MAX_ENTRY_CHARS = 2000  # blocks longer than this are split at a blank line
 MAX_DOC_BYTES = 4 * 1024 * 1024  # larger files are not indexed (as memfile.MAX_FILE_BYTES)
@@ -261,6 +265,52 @@ def match_terms(query: str) -> list[str]:
     return terms
 
 
+def _words_at_most(text: str, limit: int) -> bool:
+    """Whether `text` holds at most `limit` words. Every unicode61 token a query word can
+    match holds one of these words, so its matches are at most as many."""
+    return sum(1 for _ in zip(range(limit + 1), _WORD.finditer(text), strict=False)) <= limit
+
+
+def _plain(word: str) -> str:
+    """A word as unicode61 with remove_diacritics compares it: no marks, lower case."""
+    word = fold(word)
+    if not word.isascii():
+        word = "".join(c for c in unicodedata.normalize("NFKD", word)
+                       if not unicodedata.combining(c))
+    return word.lower()
+
+
+def long_snippet(body: str, terms: list[str], size: int = SNIPPET_TOKENS) -> str:
+    """An excerpt of `size` words around the first word matching `terms` (match_terms
+    output), in one pass over the text: for entries too long for FTS5's snippet()."""
+    wanted = [(_plain(t[1:t.rindex('"')]), t.endswith("*")) for t in terms]
+    before: deque[tuple[int, int]] = deque(maxlen=size // 4)
+    after: list[tuple[int, int]] = []
+    seen = 0  # words before the match, kept or not
+    for m in _WORD.finditer(body):
+        if after:
+            after.append(m.span(1))
+            if len(before) + len(after) >= size:
+                break
+            continue
+        word = _plain(m.group(1))
+        if any(word.startswith(w) if star else word == w for w, star in wanted):
+            after.append(m.span(1))
+        else:
+            before.append(m.span(1))
+            seen += 1
+    if not after:  # no word matched as this reads it: the entry's first words
+        before.clear()
+        seen = 0
+        after = [m.span(1) for _, m in zip(range(size), _WORD.finditer(body), strict=False)]
+    spans = [*before, *after]
+    if not spans:
+        return body[:EXCERPT_CHARS]
+    start = spans[0][0] if seen > len(before) else 0
+    end = spans[-1][1]
+    return ("…" if start else "") + body[start:end] + ("…" if body[end:].strip() else "")
+
+
 def match_expression(query: str) -> str:
     """An FTS5 expression for free text: its words (match_terms) joined by OR."""
     return " OR ".join(match_terms(query))
@@ -348,7 +398,8 @@ class SearchIndex:
             if text:
                 h["text"] = body
             if len(body) > EXCERPT_CHARS:
-                h["excerpt"] = self._snippet(table, plain, h["_rowid"])
+                h["excerpt"] = self._snippet(table, plain, h["_rowid"]) \
+                    if _words_at_most(body, SNIPPET_MAX_WORDS) else long_snippet(body, terms)
             del h["_rowid"]
         return hits
 

@@ -45,6 +45,7 @@ OBJECT_CACHE = 4 << 20  # libgit2's parsed objects, all repositories of the proc
 WRITER_RECYCLE = 100
 TRIM_SECONDS = 10.0  # proposals written through one Repo before it is reopened
 REPO_RECYCLE = 5000  # requests a thread's Repo serves before it is reopened (bounds caches)
+WRITES = ("propose", "snapshot")  # the operations that take _write_lock
 CACHE_BYTES = 64 << 20  # what finished responses may hold in memory ([service] cache_bytes)
 
 
@@ -159,6 +160,7 @@ class MemoryService:
         self.executor = ThreadPoolExecutor(int(self.settings["threads"]),
                                            thread_name_prefix="memwarden")
         self._write_lock = threading.Lock()
+        self._write_slot: Any = None  # (event loop, its asyncio.Semaphore(1))
         self._writer: Repo | None = None
         self._writes = 0
         self._applied: Any = None  # apply's AppliedIndex over the writer (ids on main)
@@ -205,14 +207,17 @@ class MemoryService:
         if not isinstance(at, str) or not COMMIT_RE.match(at):
             raise ServiceError(422, "invalid_commit", f"{what} {at!r}: expected a commit id "
                                "(7-40 lowercase hex digits) from the main branch's history")
+        # One answer for "no such commit" and "a commit off main": which ids exist (another
+        # agent's proposal commits) must not leak.
+        unknown = ServiceError(404, "unknown_commit", f"{what} {at}: no such commit on the "
+                               "main branch's history; take a commit id from a read response "
+                               "or `git log main`")
         try:
             sha = repo.resolve_commit(at)
         except MemwardenError:
-            raise ServiceError(404, "unknown_commit", f"{what} {at}: no such commit; take a "
-                               "commit id from a read response or `git log main`") from None
+            raise unknown from None
         if sha != head and not repo.is_ancestor(sha, head):
-            raise ServiceError(422, "not_on_main", f"{what} {at}: not on the main branch's "
-                               "history; only commits of main are served")
+            raise unknown
         return sha
 
     def _agent(self, repo: Repo, commit: str, agent: Any) -> str:
@@ -644,8 +649,9 @@ class MemoryService:
     def health(self) -> dict[str, Any]:
         repo = self.repo()
         sha = repo.ref_target(self.main_ref)
+        # only what docs/service.md lists: /health needs no token
         return {"status": "ok" if sha else "no_main", "version": __version__,
-                "commit": sha, "mainRef": self.main_ref, "cache": self.cache.state(),
+                "commit": sha, "cache": self.cache.state(),
                 "proposalsCreated": self.proposals_created}
 
     async def call(self, method: Any, *args: Any, **kwargs: Any) -> Any:
@@ -655,8 +661,15 @@ class MemoryService:
         import functools
 
         loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self.executor, functools.partial(method, *args,
-                                                                           **kwargs))
+        run = functools.partial(method, *args, **kwargs)
+        if getattr(method, "__self__", None) is self and method.__name__ in WRITES:
+            # Writes run one at a time under _write_lock anyway: queued here instead of on
+            # the threads, a burst of proposals cannot hold every thread reads need.
+            if self._write_slot is None or self._write_slot[0] is not loop:
+                self._write_slot = (loop, asyncio.Semaphore(1))  # a semaphore is per loop
+            async with self._write_slot[1]:
+                return await loop.run_in_executor(self.executor, run)
+        return await loop.run_in_executor(self.executor, run)
 
     def close(self) -> None:
         self.executor.shutdown(wait=True)

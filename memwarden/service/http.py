@@ -46,7 +46,8 @@ from memwarden.service.mcp_server import (
 from memwarden.service.request import safe_text
 from memwarden.version import __version__
 
-PUBLIC = frozenset({"/health", "/openapi.json", "/docs", "/docs/oauth2-redirect", "/redoc"})
+# /docs and /redoc are off: undocumented pages that would load scripts from a CDN
+PUBLIC = frozenset({"/health", "/openapi.json"})
 _REQUEST_ID = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
 
 
@@ -367,8 +368,9 @@ def create_app(service: MemoryService, verifier: Verifier, log_stream: IO[str] |
         service.close()
 
     app = FastAPI(title="memwarden", version=__version__, lifespan=lifespan,
+                  docs_url=None, redoc_url=None, responses=_ERRORS,
                   description="Agents' long-term memory, governed in git: reads from a "
-                  "commit of main, writes as proposals.", responses=_ERRORS)
+                  "commit of main, writes as proposals.")
     max_updates = int(settings["max_updates"])
 
     @app.exception_handler(ServiceError)
@@ -405,7 +407,8 @@ def create_app(service: MemoryService, verifier: Verifier, log_stream: IO[str] |
     async def search(who: Who,
                      q: Annotated[str, Query(min_length=1, max_length=MAX_QUERY_CHARS)],
                      agent: Annotated[str | None, Query(pattern=AGENT_PATTERN)] = None,
-                     layer: Annotated[Literal[1, 2] | None, Query()] = None,
+                     # an int range, not Literal[1, 2]: a query string's "2" is no int 2
+                     layer: Annotated[int | None, Query(ge=1, le=2)] = None,
                      top_k: Annotated[int, Query(ge=1, le=MAX_TOP_K)] = 10,
                      at: AtQuery = None) -> Any:
         """BM25 search (as `memwarden search --format json`)."""
@@ -490,10 +493,18 @@ def create_app(service: MemoryService, verifier: Verifier, log_stream: IO[str] |
         return await service.call(service.proposal_status, who, proposalId)
 
     async def mcp_or_404(scope: Any, receive: Any, send: Any) -> None:
+        rid = scope.get("state", {}).get("request_id", "")
         if scope["type"] == "http" and scope.get("path") != "/mcp":
-            rid = scope.get("state", {}).get("request_id", "")
             await _send_error(send, ServiceError(404, "not_found", "no such route; see "
                                                  "/openapi.json, or /mcp for MCP"), rid)
+            return
+        if scope["type"] == "http" and scope.get("method") == "GET":
+            # Stateless MCP never sends on a GET stream, which would hold a connection
+            # (and its slot under the cap) open for good with a ping every 15 s.
+            await _send_error(send, ServiceError(405, "method_not_allowed", "GET /mcp "
+                                                 "opens no stream here; POST JSON-RPC "
+                                                 "requests to /mcp"), rid,
+                              [(b"allow", b"POST")])
             return
         await mcp_app(scope, receive, send)
 
