@@ -131,12 +131,12 @@ def test_lock_is_released_when_an_applier_dies(tmp_path):
         pass
 
 
-def test_sixteen_appliers_across_clones_record_notes_and_agree_with_main(tmp_path):
-    root, pids, _ = seeded(tmp_path, 16)
+def test_ten_appliers_across_clones_record_notes_and_agree_with_main(tmp_path):
+    root, pids, _ = seeded(tmp_path, 10)
     bare = tmp_path / "origin.git"
     git(tmp_path, "clone", "-q", "--bare", str(root), str(bare))
     clones = []
-    for i in range(16):
+    for i in range(10):
         c = tmp_path / f"clone{i}"
         git(tmp_path, "clone", "-q", str(bare), str(c))
         git(c, "fetch", "-q", "origin", "refs/heads/proposals/*:refs/heads/proposals/*")
