@@ -95,6 +95,23 @@ def make_repo(tmp_path: Path, files: Mapping[str, str | bytes], commit: bool = T
     return root
 
 
+def pending_proposal(tmp_path: Path, mw, facts: str = "# Facts: a\n\n## Domain\n- one\n"
+                     ) -> Path:
+    """A repository of agent `a` with one pending proposal `p-1` (a fact appended)."""
+    import json
+
+    repo = make_repo(tmp_path, {"memory/a/facts.md": facts,
+                                "memory/a/meta.json": '{"agentId": "a", "version": 0, '
+                                                      '"schemaVersion": "1.0"}\n'})
+    req = tmp_path / "r.json"
+    req.write_text(json.dumps({"agentId": "a", "runId": "run_1", "proposalId": "p-1",
+                               "updates": [{"file": "facts.md", "operation": "append",
+                                            "section": "Domain", "content": "two"}]}))
+    code, _, err = mw(repo, "propose", str(req))
+    assert code == 0, err
+    return repo
+
+
 def run_mw(cwd: Path, *args: str, capsys: pytest.CaptureFixture[str] | None = None,
            monkeypatch: pytest.MonkeyPatch | None = None) -> tuple[int, str, str]:
     """Call memwarden's main() in-process from `cwd`; return (exit code, stdout, stderr)."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from conftest import make_repo
+from conftest import make_repo, pending_proposal
 from test_gate import FACTS, branch
 
 from memwarden.cli.gate import EVICT_SHOWN
@@ -29,14 +29,7 @@ def test_gate_text_summarises_the_eviction_preview(tmp_path, mw):
 
 
 def test_status_and_reject_text_is_not_json(tmp_path, mw):
-    repo = make_repo(tmp_path, {"memory/a/facts.md": FACTS,
-                                "memory/a/meta.json": '{"agentId": "a", "version": 0, '
-                                                      '"schemaVersion": "1.0"}\n'})
-    req = tmp_path / "r.json"
-    req.write_text(json.dumps({"agentId": "a", "runId": "run_1", "proposalId": "p-1",
-                               "updates": [{"file": "facts.md", "operation": "append",
-                                            "section": "Domain", "content": "two"}]}))
-    assert mw(repo, "propose", str(req))[0] == 0
+    repo = pending_proposal(tmp_path, mw, FACTS)
     code, out, _ = mw(repo, "apply", "--all", "--format", "text")
     assert code == 0 and out.startswith("applied         p-1 -> ")
     code, out, _ = mw(repo, "status", "p-1")

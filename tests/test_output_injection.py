@@ -10,7 +10,7 @@ import re
 from pathlib import Path
 
 import pytest
-from conftest import make_repo
+from conftest import make_repo, pending_proposal
 from markdown_it import MarkdownIt
 from test_gate import branch
 
@@ -107,14 +107,7 @@ def test_gate_job_summary_is_bounded(tmp_path, mw, monkeypatch):
 @pytest.fixture
 def rejected_hostile(tmp_path, mw):
     """An owner rejects a proposal with a reason that quotes hostile memory text."""
-    repo = make_repo(tmp_path, {"memory/a/facts.md": "# Facts: a\n\n## Domain\n- one\n",
-                                "memory/a/meta.json": '{"agentId": "a", "version": 0, '
-                                                      '"schemaVersion": "1.0"}\n'})
-    req = tmp_path / "r.json"
-    req.write_text(json.dumps({"agentId": "a", "runId": "run_1", "proposalId": "p-1",
-                               "updates": [{"file": "facts.md", "operation": "append",
-                                            "section": "Domain", "content": "two"}]}))
-    assert mw(repo, "propose", str(req))[0] == 0
+    repo = pending_proposal(tmp_path, mw)
     code, out, err = mw(repo, "reject", "p-1", "--by", "owner", "--reason",
                         "::add-mask::secretword " + HOSTILE)
     assert code == 0, err
