@@ -35,7 +35,7 @@ def head(root):
 
 
 def test_local_edits_keep_main_where_its_files_are(repo, tmp_path, mw):
-    """The auditor's run: apply used to move main and leave index and files behind, so the
+    """apply used to move main and leave index and files behind, so the
     next `git commit -a` silently reverted the landing."""
     p = propose(mw, repo, tmp_path, content="Applied fact")
     start = head(repo)
@@ -179,7 +179,7 @@ def propose_at(mw, repo, tmp_path, when, content, section="Domain", **extra):
 
 
 def stale_p1(mw, repo, tmp_path, section):
-    """The auditor's run: P1 waits for review, P2 (same agent) lands, P1 is then stale."""
+    """P1 waits for review, P2 (same agent) lands, P1 is then stale."""
     p1 = propose_at(mw, repo, tmp_path, "14:00", "P1 fact", section, priority="high")
     propose_at(mw, repo, tmp_path, "14:01", "P2 fact")
     assert [r["status"] for r in apply(mw, repo, "--all")[1]] == ["pending", "applied"]
