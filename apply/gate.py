@@ -10,6 +10,7 @@ loosen its own gate.
 from __future__ import annotations
 
 import datetime as _dt
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -134,7 +135,8 @@ def gate(repo: Repo, ref: str, base: str, config_path: str | None = None,
     evictions = eviction_preview(repo, config, agent, base_tip, mb, head, changed,
                                  today) if agent and preview else []
     nbytes = diff_bytes(repo, mb, head)
-    eligible, reasons = auto_approve(config, agent, changed, findings, nbytes, priority)
+    eligible, reasons = auto_approve(config, agent, changed, findings, nbytes, priority,
+                                     [p for p in changed if p not in present])
     return GateResult(sorted(findings, key=lambda f: (f.path, f.line, f.col, f.rule)), files,
                       agent, eligible, reasons, evictions, tokens, nbytes,
                       patch_bytes(repo, mb, head) if preview else 0)
@@ -184,8 +186,12 @@ def bookkeeping_findings(repo: Repo, head: str, agent: str, changed: list[str]
 
 
 def auto_approve(config: Config, agent: str | None, changed: list[str],
-                 findings: list[Finding], nbytes: int, priority: str) -> tuple[bool, list[str]]:
+                 findings: list[Finding], nbytes: int, priority: str,
+                 deleted: Sequence[str] = ()) -> tuple[bool, list[str]]:
     reasons: list[str] = []
+    gone = [p for p in deleted if p.rsplit("/", 1)[-1] in LAYER1]
+    if gone:  # an agent emptying its own memory is for a human to allow
+        reasons.append(f"deletes {gone[0]}, a Layer 1 file")
     if agent is None:
         reasons.append("no single agent: the branch is not proposals/<agent>/<id>")
     elif any(not p.startswith(f"memory/{agent}/") for p in changed):

@@ -271,3 +271,11 @@ def test_an_agent_rewriting_a_decision_needs_a_human(tmp_path, mw, what, new, de
     code, doc = gate_json(mw, repo, ref)
     assert code == 0 and doc["decision"] == decision, (what, doc["auto_approve"])
     assert any(f["rule"] == "MW509" for f in doc["findings"]) == (decision != "auto_approved")
+
+
+def test_an_agent_deleting_a_layer1_file_needs_a_human(repo, mw):
+    ref = branch(repo, "p-del", {}, deletions=["memory/a/facts.md"])
+    code, doc = gate_json(mw, repo, ref)
+    assert doc["decision"] == "needs_human_review"
+    assert any("deletes memory/a/facts.md, a Layer 1 file" in r
+               for r in doc["auto_approve"]["reasons"])
