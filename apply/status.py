@@ -41,6 +41,11 @@ def find_proposal(repo: Repo, config: Config, pid: str) -> dict[str, Any]:
     """Where the proposal `pid` is: branch, head, applied commit (any may be None)."""
     prefix = "refs/heads/" + config.data["proposal_prefix"]
     branches = [r for r in repo.refs(prefix) if r.rsplit("/", 1)[-1] == pid]
+    if len({r[len(prefix):].split("/", 1)[0] for r in branches}) > 1:
+        # status and reject must not pick one agent's proposal for another's
+        raise MemwardenError(f"proposal id {pid!r} is used by more than one agent ("
+                             f"{', '.join(r[len('refs/heads/'):] for r in branches)}); "
+                             "rename one branch (git branch -m) and retry")
     main = repo.ref_target(f"refs/heads/{config.data['main_branch']}")
     applied = AppliedIndex(repo).lookup(main, pid) if main else None
     head = None

@@ -105,3 +105,21 @@ def test_recorded_text_that_is_not_utf8_is_a_usage_error(tmp_path):
                               cwd=tmp_path, capture_output=True, text=True)
         assert proc.returncode == 2, proc.stderr
         assert "not valid UTF-8 text" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_status_and_reject_refuse_an_id_two_agents_use(tmp_path, mw):
+    """reject on an ambiguous id could reject the other agent's proposal: both refuse."""
+    import json as _json
+
+    root = make_repo(tmp_path, {"memory/a/facts.md": "# Facts: a\n\n## Domain\n- one\n",
+                                "memory/b/facts.md": "# Facts: b\n\n## Domain\n- one\n"})
+    for agent in ("a", "b"):
+        req = tmp_path / f"{agent}.json"
+        req.write_text(_json.dumps({"agentId": agent, "runId": "run_1", "proposalId": "p-1",
+                                    "updates": [{"file": "facts.md", "operation": "append",
+                                                 "section": "Domain", "content": "two"}]}))
+        assert mw(root, "propose", str(req))[0] == 0
+    for args in (["status", "p-1"], ["reject", "p-1", "--reason", "dup"]):
+        code, _, err = mw(root, *args)
+        assert code == 2 and "used by more than one agent" in err, (args, err)
+        assert "proposals/a/p-1" in err and "proposals/b/p-1" in err
