@@ -181,13 +181,16 @@ def _proposal_trailers(repo: Repo, head: str) -> tuple[str, dict[str, str]]:
 
 
 def _already_applied(repo: Repo, ref: str, main: str, applied: AppliedIndex | None,
-                     known: tuple[str, str | None] | None = None) -> ProposalResult | None:
-    """`known`: (head, Proposal-Id) a plan worker already read."""
+                     known: tuple[str, str | None, str | None] | None = None
+                     ) -> ProposalResult | None:
+    """`known`: (head, Agent-Id, Proposal-Id) a plan worker already read."""
     head = repo.resolve_commit(ref)
-    trailers = _proposal_trailers(repo, head)[1]
-    pid = known[1] if known is not None and known[0] == head else trailers.get("proposal-id")
-    agent = trailers.get("agent-id", "")
-    done = (applied or AppliedIndex(repo)).lookup(main, pid, agent) if pid else None
+    if known is not None and known[0] == head:
+        agent, pid = known[1], known[2]
+    else:
+        trailers = _proposal_trailers(repo, head)[1]
+        agent, pid = trailers.get("agent-id"), trailers.get("proposal-id")
+    done = (applied or AppliedIndex(repo)).lookup(main, pid, agent or "") if pid else None
     return ProposalResult(pid, "already_applied", commits=[done], ref=ref, head=head) \
         if done else None
 
@@ -259,7 +262,7 @@ def prepare(repo: Repo, ref: str, config: Config, approved_by: str | None,
         result.details.update({"expectedVersion": int(expected) if expected and
                                expected.isdigit() else expected, "currentVersion": current})
         return result
-    changes, modes, conflicts = _replay(repo, base, main, head, changed)
+    changes, modes, conflicts, merged = _replay(repo, base, main, head, changed)
     if conflicts:
         result.reason = "merge_conflict"
         result.resolution = "retry_with_latest"
@@ -267,8 +270,6 @@ def prepare(repo: Repo, ref: str, config: Config, approved_by: str | None,
             f"main changed {', '.join(conflicts)} since the proposal's base and the "
             "proposal's changes there overlap them; propose again from the current main")})
         return result
-    merged = [p for p, data in changes.items()
-              if data is not None and data != repo.read_path(head, p)]
     if merged:  # text no gate has seen: main's changes and the proposal's, joined
         judged = _judge_merged(repo, config, main, changes, modes, merged, now)
         if judged["errors"]:
@@ -330,11 +331,11 @@ def _judge_merged(repo: Repo, config: Config, main: str, changes: dict[str, byte
 
 
 def _replay(repo: Repo, base: str, main: str, head: str, changed: list[str]
-            ) -> tuple[dict[str, bytes | None], dict[str, int], list[str]]:
+            ) -> tuple[dict[str, bytes | None], dict[str, int], list[str], list[str]]:
     """The proposal's change to each path replayed onto main: (contents, modes, paths that
-    conflict). Where main still has the base's version that is the proposal's copy; where
-    main changed it too (only `--force` gets here) a three-way merge, so nothing main gained
-    since the base is dropped."""
+    conflict, paths merged three-way: text no gate has seen). Where main still has the
+    base's version that is the proposal's copy; where main changed it too (only `--force`
+    gets here) a three-way merge, so nothing main gained since the base is dropped."""
     changes: dict[str, bytes | None] = {}
     merged: dict[str, int] = {}
     conflicts = []
@@ -355,7 +356,7 @@ def _replay(repo: Repo, base: str, main: str, head: str, changed: list[str]
                 merged[path] = theirs.mode if old is None or theirs.mode != old.mode \
                     else ours.mode
     modes = _file_modes(repo, head, {p: d for p, d in changes.items() if p not in merged})
-    return changes, {**modes, **merged}, conflicts
+    return changes, {**modes, **merged}, conflicts, list(merged)
 
 
 def _same(a: Entry | None, b: Entry | None) -> bool:
@@ -873,7 +874,7 @@ def _apply_batch(repo: Repo, refs: list[str], config: Config, approved_by: str |
             if branch is not None and there.get(branch, head) != head:
                 return None  # an earlier attempt or new commits there: the careful path
             res = _already_applied(repo, ref, tip, applied,
-                                   (planned[0], planned[2]) if planned else None)
+                                   (planned[0], planned[1], planned[2]) if planned else None)
             if res is None:
                 plan = planned[3] if still_holds(repo, planned, head, start, tip) else \
                     prepare(repo, ref, config, approved_by, now, force, tip, start,
