@@ -650,19 +650,20 @@ class Repo:
         except Exception:  # unborn or broken HEAD
             return None
 
+    @functools.cached_property
+    def _worktree_listing(self) -> str:
+        """`git worktree list --porcelain -z`, read once: work trees do not come and go
+        during a run ("" when git cannot tell)."""
+        try:
+            return git_cli(["worktree", "list", "--porcelain", "-z"], self.root or self.git_dir)
+        except MemwardenError:
+            return ""
+
     def checked_out_elsewhere(self, branch_ref: str) -> str | None:
         """The path of another work tree of this repository that has `branch_ref` checked
         out (its files would not follow a move of the branch made here), or None."""
-        listing = self.__dict__.get("_worktrees")
-        if listing is None:  # read once: work trees do not come and go during a run
-            try:
-                listing = git_cli(["worktree", "list", "--porcelain", "-z"],
-                                  self.root or self.git_dir)
-            except MemwardenError:
-                listing = ""
-            self.__dict__["_worktrees"] = listing
         path = None
-        for field in listing.split("\0"):
+        for field in self._worktree_listing.split("\0"):
             if field.startswith("worktree "):
                 path = field[len("worktree "):]
             elif field == f"branch {branch_ref}" and path is not None and (
