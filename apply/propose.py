@@ -186,13 +186,19 @@ def _too_deep(text: str) -> str | None:
     return None
 
 
+def as_read(doc: dict[str, Any]) -> dict[str, Any]:
+    """The request as parse_request reads it: a "params" object merged over the top level
+    (the service checks this same view, so nothing inside it slips past)."""
+    params = doc.get("params")
+    return {**doc, **params} if isinstance(params, dict) else doc
+
+
 def parse_request(doc: Any, config: Config | None = None) -> Request:
     """Validate and normalise a request document (dict from JSON)."""
     if not isinstance(doc, dict):
         raise MemwardenError("request: expected a JSON object")
     check_sizes(doc, config)
-    if isinstance(doc.get("params"), dict):
-        doc = {**doc, **doc["params"]}
+    doc = as_read(doc)
     agent = _get(doc, "agentId", "agent_id")
     run = _get(doc, "runId", "run_id")
     if not isinstance(agent, str) or not AGENT_ID_RE.match(agent) or len(agent) > 64:

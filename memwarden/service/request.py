@@ -16,6 +16,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from memwarden.apply.propose import as_read
 from memwarden.service.errors import ServiceError
 
 # The documented request fields (agentId comes from the path or the token).
@@ -44,20 +45,13 @@ class Update(BaseModel):
     loopPriority: Literal["high", "normal", "low"] | None = None
 
 
-def as_parsed(doc: dict[str, Any]) -> dict[str, Any]:
-    """The document apply/propose.py's parse_request reads: "params" merged over the top
-    level (kept in step with it, so the checks below see what propose will use)."""
-    params = doc.get("params")
-    return {**doc, **params} if isinstance(params, dict) else doc
-
-
 def check_request(agent: str, request: Any, max_updates: int, max_update_bytes: int
                   ) -> dict[str, Any]:
     """The request to hand to `propose`, for `agent` only; ServiceError otherwise."""
     if not isinstance(request, dict):
         raise ServiceError(422, "invalid_request", "the request must be a JSON object "
                            "with runId and updates")
-    seen = as_parsed(request)
+    seen = as_read(request)  # what propose will read
     for key in AGENT_KEYS:
         if key in seen and seen[key] != agent:
             raise ServiceError(403, "other_agent", f"{key} {_show(seen[key])} in the body "
