@@ -19,10 +19,15 @@ from memwarden.git.repo import Repo, diff_bytes, patch_bytes
 from memwarden.git.source import TreeSource
 from memwarden.model.config import Config, load_config_at
 from memwarden.model.errors import MemwardenError
-from memwarden.model.findings import ERROR, WARNING, Finding, make
+from memwarden.model.findings import ERROR, WARNING, Finding
 from memwarden.model.layout import AGENT_ID_RE, LAYER1
 from memwarden.policies.engine import check
-from memwarden.policies.rules.commits import CommitInfo, check_commit, decode_message
+from memwarden.policies.rules.commits import (
+    CommitInfo,
+    branch_agent_findings,
+    check_commit,
+    decode_message,
+)
 from memwarden.policies.rules.ownership import proposal_path_findings
 from memwarden.policies.rules.transitions import diff_findings
 from memwarden.tokens.counter import count_edited, count_text
@@ -105,7 +110,7 @@ def gate(repo: Repo, ref: str, base: str, config_path: str | None = None,
     agent = agent_of(ref, config, infos)
     changed = repo.changed_paths(mb, head)
     if head != mb and agent is not None:
-        findings += agent_id_findings(agent, infos)
+        findings += branch_agent_findings(agent, infos)
         findings += bookkeeping_findings(repo, head, agent, changed)
     # A branch under the proposal prefix is an agent's, whatever its messages claim: a
     # Human-Edit or applied-style message there must not lift the own-path rules.
@@ -140,15 +145,6 @@ def gate(repo: Repo, ref: str, base: str, config_path: str | None = None,
     return GateResult(sorted(findings, key=lambda f: (f.path, f.line, f.col, f.rule)), files,
                       agent, eligible, reasons, evictions, tokens, nbytes,
                       patch_bytes(repo, mb, head) if preview else 0)
-
-
-def agent_id_findings(agent: str, infos: list[CommitInfo]) -> list[Finding]:
-    """MW402 for a proposal commit whose Agent-Id is not the agent the branch belongs to:
-    apply keys the stale check, the status refusal and the bookkeeping on it (the server
-    hook refuses the same push)."""
-    return [make("MW402", ERROR, ci.label, 1, 1, f"Agent-Id {ci.agent!r} on a branch of "
-                 f"{agent!r}", f"{ci.label}:{ci.agent}")
-            for ci in infos if ci.kind == "proposal" and ci.agent not in (None, agent)]
 
 
 def bookkeeping_findings(repo: Repo, head: str, agent: str, changed: list[str]

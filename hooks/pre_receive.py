@@ -32,7 +32,12 @@ from memwarden.model.errors import ConfigError, MemwardenError
 from memwarden.model.findings import ERROR, Finding, make
 from memwarden.model.layout import AGENT_ID_RE, ID_RE
 from memwarden.policies.engine import check
-from memwarden.policies.rules.commits import CommitInfo, check_commit, decode_message
+from memwarden.policies.rules.commits import (
+    CommitInfo,
+    branch_agent_findings,
+    check_commit,
+    decode_message,
+)
 from memwarden.policies.rules.ownership import (
     human_bookkeeping_findings,
     proposal_path_findings,
@@ -334,9 +339,7 @@ class Push:
                                      f"({ci.kind}): a proposal branch holds only "
                                      f"'memory-update: {agent} / <runId> / <proposalId>' "
                                      "commits", f"kind:{sha}"))
-            elif ci.agent not in (None, agent):
-                out.append(make("MW402", ERROR, sha[:12], 1, 1, f"Agent-Id {ci.agent!r} on a "
-                                f"branch of {agent!r}", f"{sha}:{ci.agent}"))
+        out += branch_agent_findings(agent, [ci for _, ci, _ in seen if ci is not None])
         touched = self.repo.changed_paths(base, u.new)
         known = None  # an empty repository has no agents to know yet
         if base is not None:

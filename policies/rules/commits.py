@@ -193,6 +193,14 @@ def _check_proposal(info: CommitInfo, subject: str, trailers: list[Trailer]) -> 
     return out
 
 
+def branch_agent_findings(agent: str, infos: Iterable[CommitInfo]) -> list[Finding]:
+    """MW402 for each proposal commit whose Agent-Id is not `agent`, whose branch it is on:
+    apply keys the stale check, the status refusal and the bookkeeping on that trailer."""
+    return [make("MW402", ERROR, ci.label, 1, 1, f"Agent-Id {ci.agent!r} on a branch of "
+                 f"{agent!r}", f"{ci.label}:{ci.agent}")
+            for ci in infos if ci.kind == "proposal" and ci.agent not in (None, agent)]
+
+
 def _check_agent(info: CommitInfo, trailers: list[Trailer], subject_agent: str | None
                  ) -> list[Finding]:
     label = info.label
