@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from memwarden.git.repo import Repo
 from memwarden.model import factids
 from memwarden.model.config import Config
-from memwarden.model.entries import parse_facts, parse_loops
+from memwarden.model.entries import loop_span, parse_facts, parse_loops
 from memwarden.model.layout import LAYER1
 from memwarden.model.memfile import split_lines
 from memwarden.model.trailers import parse_trailers
@@ -137,7 +137,7 @@ def evict_loops(text: str, protected: set[str], now: _dt.datetime, limit: int, r
             continue
         if count(current) <= target:
             break
-        span = _loop_span(lines, lp.line)
+        span = loop_span(lines, lp.line)
         out.append(Evicted("open_loops.md", lp.id, lp.text, reason, span))
         spans.append(span)
         current = "\n".join(_remove(lines, spans)) + "\n"
@@ -167,17 +167,8 @@ def remove_entries(text: str, kind: str, evicted: list[Evicted]) -> str:
         spans = [(f.line, f.end_line) for f in facts if f.id in ids]
     else:
         loops, _ = parse_loops(lines)
-        spans = [_loop_span(lines, lp.line) for lp in loops if lp.id in ids]
+        spans = [loop_span(lines, lp.line) for lp in loops if lp.id in ids]
     return "\n".join(_remove(lines, spans)) + "\n"
-
-
-def _loop_span(lines: list[str], line: int) -> tuple[int, int]:
-    """The loop on 1-based `line` and the indented lines that continue it (its details):
-    they leave with it, or they would stay behind under another loop or none."""
-    end = line
-    while end < len(lines) and lines[end][:1] in (" ", "\t") and lines[end].strip():
-        end += 1
-    return line, end
 
 
 # --- planning against a repository (used by apply and by the gate's preview) ----------

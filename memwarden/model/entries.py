@@ -437,6 +437,16 @@ def _dup_key(text: str) -> str:
     return " ".join(text.split()).casefold()
 
 
+def loop_span(lines: list[str], line: int) -> tuple[int, int]:
+    """The loop on 1-based `line` and the indented lines that continue it (its details), as
+    1-based inclusive lines: removing a loop removes them too, or they would stay behind
+    under another loop or none."""
+    end = line
+    while end < len(lines) and lines[end][:1] in (" ", "\t") and lines[end].strip():
+        end += 1
+    return line, end
+
+
 def parse_loops(lines: list[str], start: int = 0) -> tuple[list[Loop], list[Problem]]:
     """Open loops: `- [ ]`/`- [x]` bullets, in the canonical or the legacy Ukrainian form.
 
