@@ -19,7 +19,7 @@ from typing import Any
 
 from memwarden.git.repo import Repo, Writer, diff_bytes
 from memwarden.model.config import Config
-from memwarden.model.entries import parse_facts, parse_loops
+from memwarden.model.entries import loop_span, parse_facts, parse_loops
 from memwarden.model.errors import MemwardenError
 from memwarden.model.factids import word_of
 from memwarden.model.layout import (
@@ -437,7 +437,7 @@ def _remove_entry(text: str, update: dict[str, Any], i: int, kind: str) -> str:
                                  "facts; use the full id")
     elif kind == "open_loops":
         loops, _ = parse_loops(lines)
-        spans = [(lp.line, lp.line) for lp in loops if lp.id == entry_id]
+        spans = [loop_span(lines, lp.line) for lp in loops if lp.id == entry_id]
     else:
         raise MemwardenError(f"updates[{i}]: remove_entry works on facts.md and open_loops.md")
     if not spans:

@@ -335,3 +335,17 @@ def test_an_evicted_loop_takes_its_detail_lines_with_it(tmp_path, mw):
     for n, loop in (("one", "loop_old1"), ("two", "loop_old2")):
         assert (f"detail of loop {n}" in after) == (loop not in gone), after
     assert mw(root, "check", "--all")[0] == 0
+
+
+def test_remove_entry_takes_a_loops_detail_lines_with_it(tmp_path, mw):
+    loops = ("# Open Loops: a\n\n## Open\n- [ ] loop_x: check the archive (opened 2026-01-01)\n"
+             "  detail of loop x\n- [ ] loop_y: check the index (opened 2026-01-02)\n")
+    root = make_repo(tmp_path, {"memory/a/facts.md": FACTS, "memory/a/meta.json": META,
+                                "memory/a/open_loops.md": loops})
+    req = tmp_path / "r.json"
+    req.write_text(json.dumps({"agentId": "a", "runId": "run_9", "updates": [
+        {"file": "open_loops.md", "operation": "remove_entry", "entryId": "loop_x"}]}))
+    code, out, err = mw(root, "propose", str(req))
+    assert code == 0, err
+    after = git(root, "show", f"{json.loads(out)['commit']}:memory/a/open_loops.md")
+    assert "loop_x" not in after and "detail of loop x" not in after and "loop_y" in after
