@@ -66,25 +66,38 @@ _MARKED_LETTER = _lazy("_MARKED_LETTER",
                        "(?<=[A-Za-z])[\u0300-\u036f\u00ad]+|(?<=\\w)[\u00ad\u034f]+")
 
 
+class _Shorter:
+    """Where a scanned text is shorter than the written one (characters left out, references
+    decoded): the offsets in the scanned text after which the written text is longer, and
+    by how much in all up to there, as machine integers (a hostile file may hold a million
+    such places); `where` maps an offset of the scanned text back to the written one."""
+
+    def __init__(self) -> None:
+        from array import array
+        from bisect import bisect_right
+
+        self.cuts, self.shift = array("q"), array("q")
+        self.removed = 0
+        self._bisect = bisect_right
+
+    def cut(self, at: int, length: int) -> None:
+        """From offset `at` of the scanned text on, `length` more written characters."""
+        self.cuts.append(at)
+        self.removed += length
+        self.shift.append(self.removed)
+
+    def where(self, i: int) -> int:
+        k = self._bisect(self.cuts, i) - 1
+        return i + (self.shift[k] if k >= 0 else 0)
+
+
 def _scan_unmarked(text: str, kind: str, walk: bool | None = None) -> list[Hit]:
     """Scan `text` without the characters _MARKED_LETTER finds; each hit located and quoted
     in `text`, as written, and saying how it was read."""
-    import bisect
-    from array import array
-
-    # Offsets in the scanned text where characters were left out, and how many were left
-    # out up to there: machine integers, as a hostile file may hold a million such places.
-    cuts, shift = array("q"), array("q")
-    removed = 0
+    shorter = _Shorter()
     for m in _MARKED_LETTER.finditer(text):
-        cuts.append(m.start() - removed)
-        removed += m.end() - m.start()
-        shift.append(removed)
-
-    def where(i: int) -> int:  # offset in text of character i of the scanned text
-        k = bisect.bisect_right(cuts, i) - 1
-        return i + (shift[k] if k >= 0 else 0)
-
+        shorter.cut(m.start() - shorter.removed, m.end() - m.start())
+    where = shorter.where
     out = []
     for h in _Scanner(_MARKED_LETTER.sub("", text), kind, walk).run():
         start = where(h.start)
@@ -110,13 +123,11 @@ def _scan_decoded(text: str, kind: str, walk: bool | None = None) -> list[Hit]:
     `text`, as written, and saying how it was read."""
     import bisect
     import html
-    from array import array
 
-    # As in _scan_unmarked: where the decoded text is shorter than the written one.
-    cuts, shift = array("q"), array("q")
+    shorter = _Shorter()
     spans: list[tuple[int, int]] = []
     pieces: list[str] = []
-    removed = last = 0
+    last = 0
     for m in _ENTITY.finditer(text):
         decoded = html.unescape(m.group())
         if decoded == m.group() or "<" in decoded or ">" in decoded:
@@ -126,17 +137,14 @@ def _scan_decoded(text: str, kind: str, walk: bool | None = None) -> list[Hit]:
         pieces += (text[last:m.start()], decoded)
         last = m.end()
         spans.append((m.start(), m.end()))
-        cuts.append(m.start() - removed + len(decoded))  # the first character after it
-        removed += m.end() - m.start() - len(decoded)
-        shift.append(removed)
+        # from the first character after it, the written text is longer by what it saved
+        shorter.cut(m.start() - shorter.removed + len(decoded),
+                    m.end() - m.start() - len(decoded))
     if not spans:
         return _scan_plain(text, kind, walk)
     pieces.append(text[last:])
     starts = [a for a, _ in spans]
-
-    def where(i: int) -> int:
-        k = bisect.bisect_right(cuts, i) - 1
-        return i + (shift[k] if k >= 0 else 0)
+    where = shorter.where
 
     def widen(start: int, end: int) -> tuple[int, int]:
         """Whole references at either end of a hit."""
