@@ -787,6 +787,11 @@ def benign_sources(dirs: list[Path], cache: Path) -> list[tuple[str, list[tuple[
     held = ipi_benign(cache)  # never trained on
     if held:
         out.append(("ipi_coding_agent benign scenarios (held-out)", held))
+        # The same scenarios in the unit every other benign source is counted in (an entry:
+        # paragraph, list item, fenced block), so that their rates compare; the whole
+        # scenario (issue text and every repository file) stays the row above.
+        out.append(("ipi_coding_agent benign, per entry (held-out)",
+                    [(n, b) for n, t in held for b in blocks(t)]))
     return out
 
 
@@ -896,7 +901,8 @@ def print_benign(sources: list[tuple[str, list[tuple[str, str]]]], show: int) ->
               f"{anyf} ({pct(anyf, n)}) |")
         if "held-out" not in name:  # held-out texts are never printed
             listed += [f"[{name}] {x}" for x in ex[:show]]
-        if not name.startswith("own "):
+        # (a source counted a second way, per entry, is in the total once)
+        if not name.startswith("own ") and ", per entry" not in name:
             others = [a + b for a, b in zip(others, counts, strict=True)]
     n, size, err, warn, sc, both, anyf = others
     print(f"| all written by others | {n} | {size / 1e6:.2f} | {err} ({pct(err, n)}) | "
