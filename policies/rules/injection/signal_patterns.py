@@ -16,15 +16,42 @@ def _gap(n: int) -> str:
 
 
 _W = r"[^\w\n]+"  # the break between two words, on one line
+
+
+def _slips(word: str, real: tuple[str, ...] = ()) -> list[str]:
+    """`word` with one slip of the keys: two neighbours swapped, one letter left out or
+    typed twice (`ignroe`, `igore`, `ignnore`), as typed in a hurry or to get past a word
+    list; a model reads them as the word. `real`: slips that are words of their own."""
+    out = set()
+    for i in range(len(word)):
+        out.add(word[:i] + word[i + 1:])
+        out.add(word[:i] + word[i] + word[i:])
+        if i + 1 < len(word):
+            out.add(word[:i] + word[i + 1] + word[i] + word[i + 2:])
+    return sorted(out - {word, *real})
+
+
+# The override verbs misspelt, and written with digits or an `l` for the `i`
+# (`1gn0re`, `lgnore`, which many fonts show as "Ignore").
+_VERB_SLIPS = (_slips("ignore") + _slips("disregard") + _slips("forget", ("forge",))
+               + ["disreguard"])  # the common misspelling, not one slip away
+_VERB_MASKED = r"[1l]gn[o0]r[e3]|ign0r[e3]|ignor3"
+_SHORT_SLIPS = "|".join(_VERB_SLIPS) + "|" + _VERB_MASKED
+_SLIP_KEYS = "|".join(
+    [w + "$" for w in _VERB_SLIPS if not w.startswith(("ignor", "disregard", "forget"))]
+    + ["1gn", "lgn", "ign0", "ignor3$"])
 _INSTR = (r"(?:i\w{0,3}(?:str|tr|st)\w{0,4}ions?|instruct\w*|directions?|directives?|"
           r"guidelines?|rules|commands?|prompts?|constraints|restrictions|programming|"
-          r"guardrails|orders|guidance|polic(?:y|ies)|training)")
-_OVERRIDE_VERB = (r"(?:ignore|ignoring|disregard|disregarding|forget|forgetting|override|"
+          r"guardrails|orders|guidance|polic(?:y|ies)|training|"
+          + "|".join(_slips("instructions")) + ")")
+_OVERRIDE_VERB = (r"(?:" + "|".join(_VERB_SLIPS) + "|" + _VERB_MASKED + "|"
+                  r"ignore|ignoring|disregard|disregarding|forget|forgetting|override|"
                   r"overriding|bypass|bypassing|discard|abandon|neglect|set\s+aside|"
                   r"pay\s+no\s+attention\s+to|do\s+not\s+follow|don['’]t\s+follow|"
                   r"stop\s+following|never\s*mind|throw\s+away|erase|delete|clear)")
-_BEFORE = r"(?:previous|prior|preceding|above|earlier|original|initial|old|former|system|" \
-          r"developer|your|safety|ethical|built-in|current|existing)"
+_BEFORE = (r"(?:previous|prior|preceding|above|earlier|original|initial|old|former|system|"
+           r"developer|your|safety|ethical|built-in|current|existing|"
+           + "|".join(_slips("previous")) + ")")
 _MODEL = (r"(?:ai|a\.i\.|assistant|ai\s+assistant|model|language\s+model|llm|chatbot|bot|"
           r"gpt(?:-?\d[\w.]*)?|chatgpt|claude|gemini|llama|copilot|ai\s+agent|agent)")
 _TO_USER = r"(?:the\s+user|the\s+users|the\s+human|the\s+customer|the\s+operator|anyone)"
@@ -129,25 +156,25 @@ PATTERNS: dict[str, list[tuple[str, str, str, str]]] = {
     "MW303": [
         ("override", "asks the model to drop its instructions",
          "at:ignor|disregard|forget|overrid|bypass|discard$|abandon$|neglect$|set$|pay$|do$|don$"
-         "|stop$|never|throw$|erase$|delete$|clear$",
+         "|stop$|never|throw$|erase$|delete$|clear$|" + _SLIP_KEYS,
          rf"{_OVERRIDE_VERB}{_W}{_gap(5)}{_BEFORE}{_W}{_gap(2)}{_INSTR}\b"
          r"(?!\s+(?:for|about|regarding|on\s+how|in\s+the\s+(?:runbook|readme|wiki|docs?|"
          r"documentation|guide|manual|handbook|ticket|issue|file|repo))\b)"),
         ("override", "asks the model to drop its instructions",
          "at:ignor|disregard|forget|overrid|bypass|discard$|abandon$|neglect$|set$|pay$|do$|don$"
-         "|stop$|never|throw$|erase$|delete$|clear$",
+         "|stop$|never|throw$|erase$|delete$|clear$|" + _SLIP_KEYS,
          rf"{_OVERRIDE_VERB}{_W}{_gap(3)}(?:{_INSTR}|messages?|text|content|everything|"
          r"anything|all|said|written)[^\w\n]+(?:above|before\s+this|so\s+far|until\s+now|"
          r"given\s+(?:to\s+you|before|earlier)|you\s+(?:were|have\s+been|'ve\s+been)\s+"
          r"(?:given|told))\b"),
         ("override", "asks the model to drop its instructions",
-         "at:ignore|disregard|forget",
-         rf"(?:ignore|disregard|forget){_W}(?:about{_W})?(?:everything|anything|all|what)"
+         "at:ignor|disregard|forget|" + _SLIP_KEYS,
+         rf"(?:ignore|disregard|forget|{_SHORT_SLIPS}){_W}(?:about{_W})?(?:everything|anything|all|what)"
          rf"{_W}(?:that{_W})?(?:you|i|we)(?:{_W}(?:were|was|have\s+been|'ve\s+been|had\s+been|"
          r"have|'ve))?[^\w\n]+(?:told|said|given|taught|instructed|learned|learnt)\b"),
         ("override", "asks the model to drop its instructions",
-         "at:ignore|disregard|forget",
-         rf"(?:ignore|disregard|forget){_W}(?:(?:all|everything|anything|the|that|of|what(?:'s|"
+         "at:ignor|disregard|forget|" + _SLIP_KEYS,
+         rf"(?:ignore|disregard|forget|{_SHORT_SLIPS}){_W}(?:(?:all|everything|anything|the|that|of|what(?:'s|"
          r"\s+is|\s+was)?|text|written|said|stated)[^\w\n]+){0,3}(?:above|before|prior|previous|"
          r"preceding|earlier)(?=\s*(?:[.,;:!)\"'”\n]|$|and\b|then\b|instead\b|&))"),
         ("override", "asks the model to drop its instructions",
@@ -506,11 +533,22 @@ PATTERNS: dict[str, list[tuple[str, str, str, str]]] = {
          r"|\b(?:chatgpt|gpt|ai|assistant|chatbot|model|llm|bot)\s+with\s+(?:its\s+)?"
          r"developer\s+mode\s+on\b"),
         ("persona", "reassigns the model's identity",
-         "at:two$|2$|both$",
+         "at:two$|2$|both$|два$|дві$|две$|двох$|двух$",
          r"\b(?:two|2|both)\s+(?:different\s+|separate\s+|distinct\s+)?(?:responses|answers|"
          r"replies|paragraphs|outputs)\b[^\n]{0,80}?\b(?:one|first)\b"
          r"|\b(?:two|both)\s+(?:different\s+|separate\s+|distinct\s+|fictional\s+)?"
-         r"(?:entities|personalities|personas|ai\s+models|versions\s+of\s+(?:yourself|you))\b"),
+         r"(?:entities|personalities|personas|ai\s+models|versions\s+of\s+(?:yourself|you))\b"
+         # "respond as two characters: one normal, one unfiltered": the second one is named
+         # for what it lacks ("two characters" alone is a string's length)
+         r"|\b(?:two|2)\s+(?:different\s+|separate\s+)?(?:characters|voices|personalities)\b"
+         r"[^\n]{0,60}?\bone\b[^\n]{0,40}?\b(?:unfiltered|uncensored|unrestricted|jailbroken|"
+         r"evil|amoral|(?:without|with\s+no|free\s+of)\s+(?:any\s+)?(?:rules|restrictions|"
+         r"filters|limits|limitations|guidelines|ethics|morals|censorship))\b"
+         r"|(?:два|дві|две|двох|двух)\s+(?:різн\w+\s+|разн\w+\s+)?(?:персонаж\w*|"
+         r"голос\w*|відповід\w*|ответ\w*|особистост\w*|личност\w*)[^\n]{0,60}?"
+         r"(?:без\s+(?:жодних\s+|будь-яких\s+|ніяких\s+|никаких\s+|каких-либо\s+|всяких\s+|любых\s+)?(?:обмежень|"
+         r"ограничений|правил|фільтрів|фильтров|цензури|цензуры|моралі|морали)|"
+         r"нефільтрован\w*|нефильтрован\w*|нецензурован\w*|без\s+цензур\w*)"),
         ("persona", "reassigns the model's identity",
          "back16:dan|anything now",
          r"\b(?:do\s+anything\s+now|(?:you\s+are|you're|you’re|as|called|named)\s+dan\b)"),
