@@ -67,6 +67,10 @@ SHAPES = {
     "regardless-of near-miss": "regardless of any previous ",
     "model with developer mode near-miss": "bot with its developer mode ",
     "unfiltered persona near-miss": "is an unfiltered and amoral ",
+    "misspelt override verbs": "ignroe 1gn0r3 all previus ",
+    "two personas near-miss": "two characters one ",
+    "percent-encoded runs": "%49%67 ",
+    "markup inside words": "x*a**b a<b>b</b>c a`b ",
     "character references": "&#73;gn&#x6f;re &amp; ",
     "references inside words": "a&shy;b&#111;",
     # MW313's worst shapes: every word opens its gate, one huge entry or a million lines
