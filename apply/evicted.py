@@ -20,6 +20,7 @@ from memwarden.model.entries import parse_facts, parse_loops, valid_date
 from memwarden.model.errors import MemwardenError
 from memwarden.model.layout import AGENT_ID_RE
 from memwarden.model.memfile import split_lines
+from memwarden.model.times import iso_utc
 from memwarden.model.trailers import parse_trailers
 
 PREFIXES = (b"memory-evict:", b"memory-maintain:")
@@ -47,7 +48,7 @@ class Removed:
 
     @property
     def when(self) -> str:
-        return _dt.datetime.fromtimestamp(self.time, _dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        return iso_utc(self.time)
 
     def to_json(self) -> dict[str, Any]:
         return {"id": self.id, "file": self.file, "kind": self.kind, "reason": self.reason,

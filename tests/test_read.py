@@ -353,7 +353,26 @@ def test_temporal_diffs_are_dropped_first(repo, mw):
     assert doc["tokenCount"] == exact(out)
 
 
+def test_times_have_four_digit_years(repo, mw):
+    """strftime wrote the year 1 as "1-01-01T00:00:00Z"; every time memwarden writes is ISO
+    8601 with four digits of year, and a forged commit time past the year 9999 reads as
+    the calendar's last second instead of failing the read."""
+    doc, _ = read_json(mw, repo, "a", "--mode", "temporal", "--since", "0001-01-01")
+    assert doc["diff"]["since"] == "0001-01-01T00:00:00Z"
+    doc, _ = read_json(mw, repo, "a", "--mode", "temporal", "--since",
+                       "0999-12-31T23:00:00-01:00")
+    assert doc["diff"]["since"] == "1000-01-01T00:00:00Z"
+    env = {**os.environ, **GIT_ENV, "GIT_COMMITTER_DATE": "@253402300800 +0000"}
+    (repo / "memory/a/facts.md").write_text(FACTS + "- from the far future\n")
+    subprocess.run(["git", "commit", "-qam", "future\n\nHuman-Edit: true"], cwd=repo,
+                   env=env, check=True)
+    doc, _ = read_json(mw, repo, "a")
+    assert doc["meta"]["commitDate"] == "9999-12-31T23:59:59Z"
+
+
 @pytest.mark.parametrize("args, words", [
+    (("a", "--mode", "temporal", "--since", "0001-01-01T00:00:00+01:00"), "years 1 and 9999"),
+    (("a", "--mode", "temporal", "--since", "9999-12-31T23:59:59-01:00"), "years 1 and 9999"),
     (("nobody",), "no memory/nobody/"),
     (("Bad_Id",), "not an agent id"),
     (("a", "--at", "no-such-rev"), "--at no-such-rev: not a commit"),

@@ -5,7 +5,6 @@ hunks), their token costs, fitting a document into a token budget, and the small
 
 from __future__ import annotations
 
-import datetime as _dt
 import json
 import re
 from collections.abc import Callable, Iterable, Iterator
@@ -15,6 +14,7 @@ from typing import Any, NamedTuple
 
 from memwarden.model.errors import MemwardenError
 from memwarden.model.layout import AGENT_ID_RE
+from memwarden.model.times import iso_utc
 
 _LINE_RE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
 _HEADING_RE = re.compile(r"^ {0,3}#{1,6}(?:[ \t]|$)")
@@ -414,7 +414,7 @@ def decode(data: bytes) -> str | None:
 
 
 def iso(ts: int) -> str:
-    return _dt.datetime.fromtimestamp(ts, _dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return iso_utc(ts)
 
 
 def check_agent(agent: str) -> None:

@@ -58,9 +58,12 @@ def parse_since(value: str) -> int:
             when = _dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
             if when.tzinfo is None:
                 when = when.replace(tzinfo=_dt.UTC)
-    except ValueError:
+        # in UTC too: "0001-01-01T00:00:00+01:00" is a time before the calendar's first day
+        when.astimezone(_dt.UTC)
+    except (ValueError, OverflowError):
         raise MemwardenError(f"--since {value}: expected a date like 2026-02-10 or an ISO "
-                             "date-time like 2026-02-10T08:00:00Z") from None
+                             "date-time like 2026-02-10T08:00:00Z, between the years 1 and "
+                             "9999") from None
     return int(when.timestamp())
 
 

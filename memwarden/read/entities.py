@@ -33,7 +33,6 @@ Decisions (the seed leaves them open):
 
 from __future__ import annotations
 
-import datetime as _dt
 import os
 import re
 import tempfile
@@ -47,6 +46,7 @@ from typing import Any
 from memwarden.git.repo import Repo
 from memwarden.model.entries import body_start
 from memwarden.model.layout import AGENT_ID_RE, classify
+from memwarden.model.times import iso_utc
 from memwarden.model.trailers import parse_trailers
 
 TYPES = ("agent", "concept", "artifact", "decision")
@@ -387,7 +387,7 @@ def build_state(repo: Repo, commit: str, use_cache: bool = True) -> _State:
 # --------------------------------------------------------------------------- the graph
 
 def _iso(ts: int) -> str:
-    return _dt.datetime.fromtimestamp(ts, _dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return iso_utc(ts)
 
 
 def _pick_label(eid: str, labels: Counter[str]) -> str:

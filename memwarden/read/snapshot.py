@@ -32,7 +32,6 @@ is in the repository) the files of that commit. Any failure refuses the whole ar
 
 from __future__ import annotations
 
-import datetime as _dt
 import gzip
 import hashlib
 import io
@@ -55,6 +54,7 @@ from memwarden.model.layout import (
     classify,
     unsafe_path_reason,
 )
+from memwarden.model.times import iso_utc
 from memwarden.version import __version__
 
 MANIFEST_NAME = "memwarden-snapshot.json"
@@ -116,7 +116,7 @@ def default_rev(repo: Repo) -> str:
 
 
 def _iso(ts: int) -> str:
-    return _dt.datetime.fromtimestamp(ts, _dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return iso_utc(ts)
 
 
 # --------------------------------------------------------------------------- tree ids

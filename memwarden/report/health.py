@@ -24,6 +24,7 @@ from memwarden.git.repo import Repo
 from memwarden.model.config import Config, load_config_at
 from memwarden.model.errors import MemwardenError
 from memwarden.model.layout import AGENT_ID_RE, LAYER1
+from memwarden.model.times import iso_utc
 from memwarden.report.history import HistoryCache, history, tokens_of, trailers_of
 
 SCHEMA_ID = "https://memwarden.invalid/schemas/report.schema.json"
@@ -38,7 +39,7 @@ DAY = 86400
 
 
 def iso(ts: int | float) -> str:
-    return _dt.datetime.fromtimestamp(int(ts), _dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return iso_utc(ts)
 
 
 def parse_iso(text: str) -> int | None:
