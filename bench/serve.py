@@ -184,7 +184,9 @@ def main(argv: list[str] | None = None) -> int:
         config = Path(tmp) / "svc.toml"
         base = (repo / "memwarden.toml").read_text("utf-8") if (
             repo / "memwarden.toml").exists() else ""
+        # one token drives every client here: its connection limit must hold them all
         config.write_text(base + "\n[service]\nrate_limit_per_minute = 0\n"
+                          "max_connections_per_token = 1000\n"
                           'access_log = "off"\n', "utf-8")
         port = _port()
         server = subprocess.Popen(

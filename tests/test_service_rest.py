@@ -33,8 +33,10 @@ def site(tmp_path_factory: pytest.TempPathFactory):
     home = base / "home"
     home.mkdir()
     repo = make_memory_repo(base / "repo")
+    # 32 concurrent proposals of one agent below hold 32 connections at once
     config = write_config(base / "service.toml", repo,
                           service='snapshot_dir = "' + str(base / "snaps") + '"\n'
+                          'max_connections_per_token = 64\n'
                           '[service.grants]\n"ops-human" = ["*"]\n')
     log = base / "access.log"
     server = Server(repo, home, config, log)

@@ -78,6 +78,13 @@ class Verifier:
         self._seen: dict[str, tuple[int, Principal, dict[str, Any]]] = {}
         self._lock = threading.Lock()
 
+    def known(self, token: str) -> bool:
+        """Whether `token` was verified before and has not expired (so checking it again
+        costs no signature check)."""
+        with self._lock:
+            seen = self._seen.get(token)
+        return seen is not None and seen[0] > time.time()
+
     def verify(self, token: str) -> tuple[Principal, dict[str, Any]]:
         """(principal, claims); ServiceError 401 when the token is not good."""
         now = time.time()

@@ -14,8 +14,11 @@ scope and agent first, so both fronts enforce the same rules.
 from __future__ import annotations
 
 import datetime as _dt
+import logging
+import os
 import re
 import sys
+import tempfile
 import threading
 import time
 from collections import OrderedDict
@@ -47,6 +50,8 @@ TRIM_SECONDS = 10.0  # proposals written through one Repo before it is reopened
 REPO_RECYCLE = 5000  # requests a thread's Repo serves before it is reopened (bounds caches)
 WRITES = ("propose", "snapshot")  # the operations that take _write_lock
 CACHE_BYTES = 64 << 20  # what finished responses may hold in memory ([service] cache_bytes)
+_log = logging.getLogger("memwarden.service")
+
 
 
 def _malloc_trim() -> Any:
@@ -121,6 +126,64 @@ def footprint(value: Any) -> int:
     return total
 
 
+def _folders(repo: Repo, snapshot_dir: Path) -> tuple[str, ...]:
+    """The server's own folders as an error message could name them: the repository, its
+    caches (the search index, or the per-user one in the temp folder when the repository's
+    is read-only) and the snapshots."""
+    user = os.getuid() if hasattr(os, "getuid") else os.environ.get("USERNAME", "user")
+    out = set()
+    for folder in (repo.root, repo.git_dir, repo.cache_dir, snapshot_dir,
+                   Path(tempfile.gettempdir()) / f"memwarden-{user}"):
+        if folder is not None:
+            out.update({str(folder), str(Path(folder).resolve())})
+    return tuple(sorted(out))
+
+
+def _names_folder(text: str, folders: tuple[str, ...], given: Any) -> bool:
+    """Whether `text` names one of `folders` anywhere but inside a string of `given` (what
+    the caller sent, walked through lists and dicts) that it echoes: a caller who sent a
+    folder's name gets the usual answer, which confirms no guess of where the server keeps
+    its files."""
+    spans = []
+    stack = [given]
+    while stack:
+        value = stack.pop()
+        if isinstance(value, dict):
+            stack.extend(value.keys())
+            stack.extend(value.values())
+        elif isinstance(value, list | tuple):
+            stack.extend(value)
+        elif isinstance(value, str) and any(f in value for f in folders):
+            for echo in {value, repr(value)[1:-1]}:
+                at = text.find(echo)
+                while at >= 0:
+                    if text[at + len(echo):at + len(echo) + 1] not in ("/", os.sep):
+                        spans.append((at, at + len(echo)))  # not the head of a longer path
+                    at = text.find(echo, at + 1)
+    for folder in folders:
+        at = text.find(folder)
+        while at >= 0:
+            if not any(a <= at and at + len(folder) <= b for a, b in spans):
+                return True
+            at = text.find(folder, at + 1)
+    return False
+
+
+def _check_since(since: Any) -> None:
+    """A `since` the read functions can use, else 422 invalid_since (the same message for a
+    date that is not one and for one outside the calendar in UTC)."""
+    from memwarden.read.diff import parse_since
+
+    if not isinstance(since, str):
+        raise ServiceError(422, "invalid_since", f"since {since!r}: expected a date")
+    try:
+        parse_since(since)
+    except MemwardenError:
+        raise ServiceError(422, "invalid_since", f"since {since[:40]!r}: expected a date like "
+                           "2026-02-10 or an ISO date-time like 2026-02-10T08:00:00Z, between "
+                           "the years 1 and 9999") from None
+
+
 def _proposal_taken(pid: str) -> ServiceError:
     """The one 409 for an id in use, whoever proposed it (so it tells nothing about them)."""
     return ServiceError(409, "proposal_exists", f"proposal id {pid!r} is taken; a retry of "
@@ -170,6 +233,7 @@ class MemoryService:
         self.last_commit: str | None = None
         snap = self.settings.get("snapshot_dir") or ""
         self.snapshot_dir = Path(snap) if snap else self.git_dir / "memwarden" / "snapshots"
+        self._folders = _folders(repo, self.snapshot_dir)
         # A long-running reader of a moving main: every new commit brings new trees, and
         # the hot ones (main's memory/ and the agents' folders) are far smaller than this.
         limit_object_cache(OBJECT_CACHE)
@@ -266,6 +330,8 @@ class MemoryService:
         if hit is not None:
             return hit
         self._agent(repo, sha, agent)
+        if mode == "temporal" and since is not None:
+            _check_since(since)
         doc = self._run(read_memory, repo, agent, mode, max_tokens=budget, at=sha,
                         since=since)
         text = serialize(doc)
@@ -374,6 +440,8 @@ class MemoryService:
         if hit is not None:
             return hit
         self._agent(repo, to_sha, agent)
+        if since is not None:
+            _check_since(since)
         text = serialize(self._run(memory_diff, repo, agent, since, frm_sha, to_sha,
                                    list(files) if files else None, budget, None,
                                    cache_dir=None))
@@ -594,7 +662,7 @@ class MemoryService:
             except MemwardenError as exc:
                 if str(exc).startswith("branch ") and "already exists" in str(exc):
                     raise _proposal_taken(pid) from None
-                raise ServiceError(422, "invalid_request", str(exc)) from None
+                raise self._refusal(exc, doc) from None
             self.proposals_created += 1
         out = result.to_json()
         out["agentId"] = agent
@@ -674,12 +742,29 @@ class MemoryService:
     def close(self) -> None:
         self.executor.shutdown(wait=True)
 
-    @staticmethod
-    def _run(fn: Any, *args: Any, **kwargs: Any) -> Any:
+    def _run(self, fn: Any, *args: Any, **kwargs: Any) -> Any:
         """Call into the core, turning its user errors into 422 with the same message."""
         try:
             return fn(*args, **kwargs)
         except ServiceError:
             raise
         except MemwardenError as exc:
-            raise ServiceError(422, "invalid_request", str(exc)) from None
+            raise self._refusal(exc, (args, kwargs)) from None
+
+    def _refusal(self, exc: MemwardenError, given: Any = ()) -> ServiceError:
+        """The refusal for an error of the core: 422 with its message, unless the message
+        names one of the server's own folders (other than in what the caller sent,
+        `given`), which is the operator's business (the log gets it) and no caller's: then
+        a message that names none."""
+        text = str(exc)
+        if not _names_folder(text, self._folders, given):
+            return ServiceError(422, "invalid_request", text)
+        _log.warning("%s", text)
+        if text.startswith("search:"):
+            return ServiceError(503, "search_unavailable", "the search index on the server "
+                                "is damaged and rebuilding it did not help; retry later, "
+                                "and tell the operator, whose log names the folder to "
+                                "delete (the index is a cache, built again on the next "
+                                "search)")
+        return ServiceError(500, "internal_error", "the server failed on its own files for "
+                            "this request; the operator's log has the details")

@@ -4,6 +4,16 @@ Every request except /health and the OpenAPI document carries a bearer JWT (auth
 thin ASGI layer in front of the routes gives each request an id, caps the body, checks the
 token, applies the per-principal rate limit and writes one JSON access-log line; the routes
 call the service core and nothing else.
+
+Two more limits keep a few clients from denying service to the rest. A token's subject may
+hold at most `max_connections_per_token` open connections (server.py puts each request's
+connection in its scope): a request on one more is refused and its connection closed, so a
+few tokens cannot fill the server's connection cap with idle keep-alives. And a client
+address gets `auth_failures_burst` failed token checks (refilled at
+`auth_failures_per_minute`), then 429 before any signature is checked, so a flood of bad
+tokens cannot keep the event loop busy verifying them; a token verified before still passes
+(checking it again costs nothing), so agents already at work behind a shared proxy address
+keep working.
 """
 
 # Annotations stay evaluated at definition: the routes' schemas use the configured cap.
@@ -11,6 +21,7 @@ call the service core and nothing else.
 import contextlib
 import datetime as _dt
 import json
+import math
 import re
 import threading
 import time
@@ -44,10 +55,15 @@ from memwarden.service.mcp_server import (
     build_mcp,
 )
 from memwarden.service.request import safe_text
+from memwarden.service.server import LINK, Link
 from memwarden.version import __version__
 
 # /docs and /redoc are off: undocumented pages that would load scripts from a CDN
 PUBLIC = frozenset({"/health", "/openapi.json"})
+# The defaults of [service] max_connections_per_token, auth_failures_per_minute and _burst
+MAX_CONNECTIONS_PER_TOKEN = 8
+AUTH_FAILURES_PER_MINUTE = 60
+AUTH_FAILURES_BURST = 60
 _REQUEST_ID = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
 
 
@@ -108,8 +124,10 @@ _ERRORS: dict[int | str, dict[str, Any]] = {
         (400, "A body that cannot be parsed"),
         (401, "No valid bearer token"), (403, "Scope or agent not granted"),
         (404, "Unknown agent, file, entity or proposal"), (409, "Already exists"),
-        (413, "Body over the size cap"), (422, "Invalid input"), (429, "Rate limited"),
-        (503, "Repository unavailable"))}
+        (413, "Body over the size cap"), (422, "Invalid input"),
+        (429, "Rate limited, too many bad tokens from this address, or too many connections "
+         "of this token"),
+        (503, "Too many connections, or the repository or search index unavailable"))}
 
 
 class _Bucket:
@@ -136,6 +154,92 @@ class _Bucket:
             return (1 - tokens) / self.rate
 
 
+MAX_ADDRESSES = 65536  # client addresses whose failed token checks are remembered one by one
+
+
+class _Failures:
+    """Failed token checks per client address, a token bucket each: `burst` of them, then
+    one more every 60/`per_minute` seconds. Addresses whose bucket is full again are
+    forgotten; while more than MAX_ADDRESSES are still being limited, any other address
+    shares one bucket (the table stays bounded, and a new address is not let off)."""
+
+    def __init__(self, per_minute: int, burst: int) -> None:
+        self.rate = max(1, per_minute) / 60.0
+        self.burst = float(max(1, burst))
+        self.state: dict[str, tuple[float, float]] = {}
+        self.lock = threading.Lock()
+        self.skip = 0  # new addresses to send to the shared bucket before the next sweep
+
+    def _key(self, address: str, now: float) -> str:
+        if address in self.state or len(self.state) < MAX_ADDRESSES:
+            return address
+        if self.skip > 0:
+            self.skip -= 1
+            return "*"
+        self.state = {a: (t, last) for a, (t, last) in self.state.items()
+                      if t + (now - last) * self.rate < self.burst}
+        if len(self.state) < MAX_ADDRESSES:
+            return address
+        # a sweep that freed nothing waits for as many new addresses as it looked at, so
+        # many addresses cannot make every request pay for one
+        self.skip = len(self.state)
+        return "*"
+
+    def wait(self, address: str) -> float:
+        """0 when `address` may have one more token checked, else the seconds until it may."""
+        now = time.monotonic()
+        with self.lock:
+            held = self.state.get(self._key(address, now))
+            if held is None:
+                return 0.0
+            tokens = min(self.burst, held[0] + (now - held[1]) * self.rate)
+            return 0.0 if tokens >= 1 else (1 - tokens) / self.rate
+
+    def failed(self, address: str) -> None:
+        """Count one failed token check of `address`."""
+        now = time.monotonic()
+        with self.lock:
+            key = self._key(address, now)
+            tokens, last = self.state.get(key, (self.burst, now))
+            tokens = min(self.burst, tokens + (now - last) * self.rate)
+            self.state[key] = (max(0.0, tokens - 1), now)
+
+
+class _Holds:
+    """Open connections per token subject. A connection is held by the subject of the
+    last authenticated request on it, and let go when it closes (server.Link); the event
+    loop's thread is the only one that calls in, so there is no lock."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = max(1, limit)
+        self.holder: dict[Link, str] = {}
+        self.count: dict[str, int] = {}
+
+    def claim(self, link: Link | None, sub: str) -> bool:
+        """Whether `sub` may use the connection `link` (None: not a network connection)."""
+        if link is None or self.holder.get(link) == sub:
+            return True
+        if not link.open:
+            return True  # closed already: nothing to hold, and the answer goes nowhere
+        if self.count.get(sub, 0) >= self.limit:
+            return False
+        self.release(link)
+        self.holder[link] = sub
+        self.count[sub] = self.count.get(sub, 0) + 1
+        link.on_close(lambda: self.release(link))
+        return True
+
+    def release(self, link: Link) -> None:
+        sub = self.holder.pop(link, None)
+        if sub is None:
+            return
+        left = self.count[sub] - 1
+        if left:
+            self.count[sub] = left
+        else:
+            del self.count[sub]
+
+
 class _AccessLog:
     def __init__(self, stream: IO[str] | None) -> None:
         self.stream = stream
@@ -158,12 +262,14 @@ class _Gate:
     MCP endpoint passes through it too)."""
 
     def __init__(self, app: Any, verifier: Verifier, max_body: int, bucket: _Bucket,
-                 log: _AccessLog) -> None:
+                 log: _AccessLog, holds: _Holds, failures: _Failures) -> None:
         self.app = app
         self.verifier = verifier
         self.max_body = max_body
         self.bucket = bucket
         self.log = log
+        self.holds = holds
+        self.failures = failures
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] != "http":
@@ -237,11 +343,29 @@ class _Gate:
             return ServiceError(401, "unauthorized", "send Authorization: Bearer <JWT> "
                                 "(memwarden token issue makes one for development)"), \
                 [(b"www-authenticate", b'Bearer realm="memwarden"')]
+        token = token.strip()
+        client = scope.get("client")
+        address = str(client[0]) if client else "-"
+        if not self.verifier.known(token):
+            wait = self.failures.wait(address)
+            if wait > 0:
+                seconds = max(1, math.ceil(wait))
+                return ServiceError(429, "too_many_auth_failures", "too many requests with "
+                                    "tokens that are not valid came from this address; retry "
+                                    f"in {seconds} s with a valid token"), \
+                    [(b"retry-after", str(seconds).encode())]
         try:
-            principal, _claims = self.verifier.verify(token.strip())
+            principal, _claims = self.verifier.verify(token)
         except ServiceError as exc:
+            self.failures.failed(address)
             return exc, [(b"www-authenticate", b'Bearer realm="memwarden", '
                           b'error="invalid_token"')]
+        if not self.holds.claim(scope.get(LINK), principal.sub):
+            return ServiceError(429, "too_many_connections_for_token", f"{principal.sub} "
+                                f"holds {self.holds.limit} open connections already, the "
+                                "most one token subject may; send this request on one of "
+                                "them (keep-alive), or close one first"), \
+                [(b"retry-after", b"1"), (b"connection", b"close")]
         state["principal"] = principal
         wait = self.bucket.take(principal.sub)
         if wait > 0:
@@ -510,6 +634,10 @@ def create_app(service: MemoryService, verifier: Verifier, log_stream: IO[str] |
 
     app.mount("/", mcp_or_404)  # /mcp: after every REST route, so those match first
     bucket = _Bucket(int(settings["rate_limit_per_minute"]), int(settings["rate_limit_burst"]))
-    gate = _Gate(app, verifier, int(settings["max_body_bytes"]), bucket, _AccessLog(log_stream))
+    holds = _Holds(int(settings.get("max_connections_per_token", MAX_CONNECTIONS_PER_TOKEN)))
+    failures = _Failures(int(settings.get("auth_failures_per_minute", AUTH_FAILURES_PER_MINUTE)),
+                         int(settings.get("auth_failures_burst", AUTH_FAILURES_BURST)))
+    gate = _Gate(app, verifier, int(settings["max_body_bytes"]), bucket, _AccessLog(log_stream),
+                 holds, failures)
     gate.fastapi = app  # type: ignore[attr-defined]  # the OpenAPI document and tests
     return gate  # type: ignore[return-value]

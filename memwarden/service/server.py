@@ -13,6 +13,11 @@ seconds is dropped; and the event loop's exception handler never raises, so an a
 that fails with EMFILE is reported and retried (as asyncio does) instead of ending the
 loop. uvicorn's own `limit_concurrency` is not enough here: it counts a connection only
 once its headers are complete, and never closes one.
+
+Every request carries its connection's `Link` in the ASGI scope, so the app can count a
+token's open connections (http.py) and learn when one closes. X-Forwarded-For is not
+trusted: the address a request comes from is the peer's, which a client cannot choose, so
+per-address limits hold.
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ import logging
 import os
 import sys
 import time
+from collections.abc import Callable
 from typing import Any
 
 MAX_CONNECTIONS = 1000
@@ -73,17 +79,50 @@ def _busy_response() -> bytes:
     return head.encode() + body
 
 
+LINK = "memwarden.connection"  # the scope key of a request's Link
+
+
+class Link:
+    """The connection a request came on, as the app sees it: whether it is still open, and
+    one callback to run when it closes (what the app holds for it is let go then)."""
+
+    __slots__ = ("open", "_on_close")
+
+    def __init__(self) -> None:
+        self.open = True
+        self._on_close: Callable[[], None] | None = None
+
+    def on_close(self, callback: Callable[[], None] | None) -> None:
+        self._on_close = callback
+
+    def closed(self) -> None:
+        self.open = False
+        callback, self._on_close = self._on_close, None
+        if callback is not None:
+            callback()
+
+
 def guarded_protocol(cap: int, timeout: float) -> type:
-    """uvicorn's h11 protocol with the connection cap and the whole-request deadline."""
+    """uvicorn's h11 protocol with the connection cap, the whole-request deadline and a
+    Link in every request's scope."""
     from uvicorn.protocols.http.h11_impl import H11Protocol
 
     busy = _busy_response()
 
     class GuardedH11Protocol(H11Protocol):  # type: ignore[misc]
         _deadline: asyncio.TimerHandle | None = None
+        _link: Link | None = None
 
         def connection_made(self, transport: Any) -> None:
             super().connection_made(transport)
+            self._link = link = Link()
+            inner = self.app
+
+            async def app(scope: Any, receive: Any, send: Any) -> None:
+                scope[LINK] = link
+                await inner(scope, receive, send)
+
+            self.app = app  # this connection's requests only: uvicorn reads it per request
             if len(self.connections) > cap:
                 # refused before reading anything, so its descriptor is free again at once
                 self.connections.discard(self)
@@ -94,6 +133,8 @@ def guarded_protocol(cap: int, timeout: float) -> type:
 
         def connection_lost(self, exc: Exception | None) -> None:
             self._disarm()
+            if self._link is not None:
+                self._link.closed()
             super().connection_lost(exc)
 
         def handle_events(self) -> None:
@@ -178,7 +219,10 @@ def serve(app: Any, host: str, port: int, max_connections: int = MAX_CONNECTIONS
     config = uvicorn.Config(app, host=host, port=port, log_level="warning",
                             access_log=False, lifespan="on", timeout_graceful_shutdown=30,
                             server_header=False, h11_max_incomplete_event_size=64 * 1024,
-                            http=guarded_protocol(cap, request_timeout), backlog=backlog)
+                            http=guarded_protocol(cap, request_timeout), backlog=backlog,
+                            # a client on loopback could otherwise name any address it
+                            # likes, and so escape the limits kept per address
+                            proxy_headers=False)
     server = uvicorn.Server(config)
 
     async def run() -> None:
