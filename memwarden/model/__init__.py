@@ -1,2 +1,2 @@
 """The memory repository's model: layout, memory files, entries, trailers, findings,
-config and errors."""
+config, errors and times."""
