@@ -18,6 +18,7 @@ counts and ids equal to tiktoken's on generated text and on the bench corpus.
 from __future__ import annotations
 
 import heapq
+import unicodedata
 from collections.abc import Mapping
 
 _MEMO_MAX = 50_000
@@ -75,6 +76,17 @@ def _clean(text: str) -> str:
     return text
 
 
+def unassigned(text: str) -> bool:
+    """Whether `text` holds a character this Python's Unicode database does not know. The
+    `regex` module may be built on newer tables than tiktoken's: it can read such a
+    character as a letter where tiktoken does not, and then the two split the text
+    differently. Such text is left to tiktoken's encoder."""
+    plain = text.replace("\n", "").replace("\r", "").replace("\t", "")
+    if plain.isprintable():  # every unassigned character is a non-printable one
+        return False
+    return any(unicodedata.category(c) == "Cn" for c in plain if not c.isprintable())
+
+
 class PureBPE:
     """tiktoken's `encode_ordinary` in Python: `pattern` split, then byte-pair merges."""
 
@@ -86,8 +98,11 @@ class PureBPE:
         self._memo: dict[str, int] = {}
 
     def count(self, text: str) -> int | None:
-        """len(encode_ordinary(text)), or None when a piece is longer than MAX_PIECE_BYTES;
-        pieces repeat a lot, so their counts are remembered."""
+        """len(encode_ordinary(text)), or None when a piece is longer than MAX_PIECE_BYTES
+        or the text holds an unassigned character (see `unassigned`); pieces repeat a lot,
+        so their counts are remembered."""
+        if not text.isascii() and unassigned(text):
+            return None
         memo, ranks = self._memo, self._ranks
         total = 0
         for piece in self._split(_clean(text)):
