@@ -48,7 +48,7 @@ BULKY = ("the digest now carries per-folder statistics, the reviewer's notes on 
 RACE_AGENTS = 30
 RACE_PER_AGENT = 10  # 300 proposals
 RACERS = 5
-CRASH_RUNS = 28
+CRASH_RUNS = 20
 
 
 # --------------------------------------------------------------------------- fixtures
