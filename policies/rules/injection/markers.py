@@ -30,6 +30,23 @@ def _negated(low: str, pos: int) -> bool:
     return bool(_NEGATION.search(before))
 
 
+# A request told about, not made: "asking our triage bot to ignore its previous
+# instructions". Only with a third party's instructions (its, their, his, her): an order to
+# the reader ("asking you to ignore your ...", "ignore its ...") stays one.
+_THIRD_PARTY = _lazy("_THIRD_PARTY", r"\b(?:its|their|his|her)\b")
+_REPORTED = _lazy("_REPORTED", r"\b(?:ask(?:ed|ing|s)?|told|tell(?:ing|s)?|tried|trying|tries|"
+                                r"attempt(?:ed|ing|s)?|convinc\w*|trick(?:ed|ing|s)?|"
+                                r"persuad\w*|get|got|getting|make|made|making|wanted?|urg\w*)"
+                                r"\b(?:(?!\byou\b)[^.;:!?\n]){0,60}$")
+
+
+def _reported(low: str, start: int, end: int) -> bool:
+    """Whether the phrase at start..end tells of someone asking a third party to drop that
+    party's instructions (see _REPORTED)."""
+    return (_THIRD_PARTY.search(low, start, end) is not None
+            and _REPORTED.search(low, max(0, start - 80), start) is not None)
+
+
 def _waiver_context(low: str, start: int, end: int) -> bool:
     """A rule id next to a directive word: `ignore MW303`, `MW303: off`."""
     return (_WAIVER_BEFORE.search(low, max(0, start - 24), start) is not None
@@ -180,8 +197,13 @@ _INVISIBLE = _lazy(  # and the Unicode spaces, which the trigger pass needs note
     "[\x01-\x08\x0b\x0e-\x1f\x7f-\x9f\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180e"
     "\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2028\u2029\u206a-\u206f\u3164"
     "\ufe00-\ufe0e\ufeff\uffa0\ufff9-\ufffb\U000e0000-\U000e007f\U000e0100-\U000e01ef"
+    # format controls of other scripts that render as nothing and split a word just as well:
+    # Kaithi number signs, Egyptian hieroglyph format controls, shorthand format controls,
+    # musical beam and phrase marks
+    "\U000110bd\U000110cd\U00013430-\U0001343f\U0001bca0-\U0001bca3\U0001d173-\U0001d17a"
     "\xa0\u1680\u2000-\u200a\u202f\u205f\u3000]")
-_RTL_LETTER = _lazy("_RTL_LETTER", "[\u0590-\u08ff\ufb1d-\ufdff\ufe70-\ufefc"
+# (the Arabic letter mark U+061C is no right-to-left letter: it cannot vouch for itself)
+_RTL_LETTER = _lazy("_RTL_LETTER", "[\u0590-\u061b\u061d-\u08ff\ufb1d-\ufdff\ufe70-\ufefc"
                                    "\U00010800-\U00010fff\U0001e800-\U0001efff]")
 
 
@@ -381,6 +403,10 @@ def _invisible_reason(text: str, i: int) -> str | None:
             return None
         return _char_name(ch)
     if 0xFE00 <= cp <= 0xFE0F:
+        if prev and prev.isalpha() and ord(prev) < 0x0530:
+            # no variation sequence starts with a Latin, Greek or Cyrillic letter: one
+            # selector after each letter of a sentence carries hidden bytes
+            return _char_name(ch) + " (variation selector after a letter)"
         base_ok = prev and not prev.isspace() and not _is_selector(prev)
         if base_ok:
             return None

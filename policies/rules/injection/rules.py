@@ -41,9 +41,16 @@ def scan(text: str, kind: str = "facts", json_mode: bool = False, *,
 def _scan_text(text: str, kind: str, walk: bool | None = None,
                data: bytes | None = None) -> list[Hit]:
     hits = _scan_written(text, kind, walk, data)
-    spans = _inword_markup(text)
-    if spans:
-        hits = _with_markup_left_out(text, spans, hits, kind, walk)
+    if data is None:
+        data = text.encode("utf-8", "surrogatepass")
+    # One byte translation tells whether a second reading can differ (see _SHAPES).
+    shapes = data.translate(_SHAPES)
+    glued = b"GQ" in shapes
+    if glued or b"wM" in shapes or b"Ew" in shapes:
+        base = _GLUE.sub(" ", text) if glued else text  # one character for one
+        spans = _inword_markup(base)
+        if base is not text or spans:
+            hits = _with_second_reading(text, base, spans, hits, kind, walk)
     return hits
 
 
@@ -54,11 +61,22 @@ def _scan_written(text: str, kind: str, walk: bool | None = None,
     return _scan_plain(text, kind, walk, data)
 
 
-# Markup inside a word: emphasis, strike-through, code spans and plain inline tags split the
-# word for every pattern, while the page shows (and a model reads) the word whole:
-# `**Ig**nore`, `ign`o`re`, `ig<b>no</b>re`. Such text is scanned as written and once more
-# without that markup. Only markup that holds no text of its own is left out: a tag with
-# attributes or a comment could carry words, and stays.
+# The second reading. Markup inside a word: emphasis, strike-through, code spans and plain
+# inline tags split the word for every pattern, while the page shows (and a model reads)
+# the word whole: `**Ig**nore`, `ign`o`re`, `ig<b>no</b>re`; only markup that holds no text
+# of its own is left out (a tag with attributes or a comment could carry words, and stays).
+# And text glued to a quote: an attribute, a JSON value or an assignment starts its words
+# with no space before them (`alt="Ignore all ...`, `{"note":"Ignore ...`, `x='...'`); the
+# sign before the quote is read as a space. Such text is scanned as written and once more
+# so read, and the hits of both are reported.
+_GLUE = _lazy("_GLUE", r"""[=:({,/\[](?=["'])""")
+# Each byte as a shape: G a sign that can glue a quote, Q a quote, M a markup character,
+# E the end of a tag, w a letter, digit or underscore (every byte of a non-ASCII
+# character counts as one: a letter more often than not; a wrong guess costs a scan).
+_SHAPES = bytes(ord("G") if chr(b) in "=:({,/[" else ord("Q") if chr(b) in "\"'"
+                else ord("M") if chr(b) in "*`~<" else ord("E") if chr(b) == ">"
+                else ord("w") if b >= 0x80 or chr(b).isalnum() or chr(b) == "_"
+                else ord(" ") for b in range(256))
 _INLINE_TAGS = "b|i|u|s|em|strong|span|mark|code|del|ins|small|big|kbd|tt|q|sub|sup"
 _MARKUP_RUN = _lazy("_MARKUP_RUN", r"(?:\*{1,3}|~~|`{1,3}|</?(?:" + _INLINE_TAGS + r")>)+")
 
@@ -98,17 +116,18 @@ def _inword_markup(text: str) -> list[tuple[int, int]]:
     return merged
 
 
-def _with_markup_left_out(text: str, spans: list[tuple[int, int]], hits: list[Hit],
-                          kind: str, walk: bool | None) -> list[Hit]:
-    """`hits` and the hits of `text` read without the markup `spans`, each located and
-    quoted in `text`, as written; a hit found both ways is reported once."""
+def _with_second_reading(text: str, base: str, spans: list[tuple[int, int]],
+                         hits: list[Hit], kind: str, walk: bool | None) -> list[Hit]:
+    """`hits` and the hits of `base` (`text` with its glue signs read as spaces, one
+    character for one) read without the markup `spans`, each located and quoted in
+    `text`, as written; a hit found both ways is reported once."""
     shorter = _Shorter()
     pieces, last = [], 0
     for s, e in spans:
-        pieces.append(text[last:s])
+        pieces.append(base[last:s])
         last = e
         shorter.cut(s - shorter.removed, e - s)
-    pieces.append(text[last:])
+    pieces.append(base[last:])
     where = shorter.where
     starts = [s for s, _ in spans]
     seen = {(h.rule, h.start) for h in hits}

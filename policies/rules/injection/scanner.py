@@ -64,6 +64,7 @@ from memwarden.policies.rules.injection.markers import (
     _invisible_reason,
     _looks_random,
     _negated,
+    _reported,
     _run_bounds,
     _safe_unhex,
     _scheme_regex,
@@ -91,6 +92,11 @@ from memwarden.policies.rules.injection.tables import (
 )
 
 _lazy = lazy_in(globals())
+
+# A link reference definition whose destination is `#` or `<>` and that has a title: the
+# idiom for a comment in Markdown (it defines a link nobody uses; nothing renders).
+_MD_COMMENT = _lazy("_MD_COMMENT", r"""\[[^\]\n]{1,100}\]:[ \t]*(?:#|<>)[ \t]*"""
+                                   r"""(?:\([^)\n]*\)|"[^"\n]*"|'[^'\n]*')""")
 
 # Invisible-character runs reported per text at most: a report shows 50 per rule, and a
 # text made of a million joiners must not cost a million reasons.
@@ -133,6 +139,7 @@ class _Scanner:
         self.hits: list[Hit] = []
         self.space_breaks: list[int] = []
         self.comments: list[tuple[int, int]] = []
+        self.md_comments: set[int] = set()  # the starts of the comments in Markdown's idiom
         self.url_marks: list[int] = []  # offsets of every `://` (see _colon_marks)
         self.blanked = ""  # _blanked(low), made by run()
         self.keys: dict[int, list[int]] | None = None  # signal keys found with the triggers
@@ -159,6 +166,8 @@ class _Scanner:
         if self.url_marks:
             self._urls()
         self._encoded()
+        if "]:" in text:
+            self._markdown_comments()
         if self.keys is None:
             self.keys = _occurrences(self.low, self.blanked)
         self.hits.extend(signals(text, self.low, self.kind, self.hits, self.blanked, self.keys))
@@ -222,7 +231,8 @@ class _Scanner:
                 last = self.hits[-1] if self.hits else None
                 if last is not None and last.rule == "MW303" and 0 <= pos - last.end < 24:
                     return  # the id of a directive already reported: `memwarden: ignore MW303`
-            if not phrase.group.startswith("waiver") and _negated(self.low, pos):
+            if not phrase.group.startswith("waiver") and (
+                    _negated(self.low, pos) or _reported(self.low, pos, m.end())):
                 return
             if phrase.group == "announce" and not _starts_clause(self.low, pos):
                 continue  # "two new instructions:" in prose about bytecode
@@ -384,6 +394,16 @@ class _Scanner:
         if m is not None:
             self._role_at(m)
 
+    def _markdown_comments(self) -> None:
+        """The Markdown comment idiom, a link reference definition to nowhere with a title
+        (`[//]: # (text)`, `[comment]: <> "text"`): it never renders, so it is a comment."""
+        text = self.text
+        for m in _MD_COMMENT.finditer(text):
+            ls = _line_start(text, m.start())
+            if len(text[ls:m.start()]) <= 3 and not text[ls:m.start()].strip(" "):
+                self.comments.append((m.start(), m.end()))
+                self.md_comments.add(m.start())
+
     def _classify_comments(self) -> None:
         """A plain comment is a warning; one that hides another marker is an error. The
         markers inside were found by the passes over the whole text."""
@@ -394,14 +414,15 @@ class _Scanner:
         inner = sorted((h.start, h.rule) for h in self.hits if h.rule != "MW305")
         starts = [st for st, _ in inner]
         for s, end in self.comments:
+            kind = "Markdown comment" if s in self.md_comments else "HTML comment"
             lo, hi = bisect.bisect_right(starts, s), bisect.bisect_left(starts, end)
             found = sorted({rule for _, rule in inner[lo:hi]})
             if found:
                 self.add("MW305", ERROR, s, end,
-                         f"HTML comment hides {', '.join(found)} marker(s) from rendered views")
+                         f"{kind} hides {', '.join(found)} marker(s) from rendered views")
             else:
                 self.add("MW305", WARNING, s, end,
-                         "HTML comment: text hidden from rendered views but read by the model")
+                         f"{kind}: text hidden from rendered views but read by the model")
 
     def _attrs(self, s: int, e: int) -> None:
         tag = self.low[s:e]
