@@ -29,6 +29,7 @@ from memwarden.policies.rules.commits import (
     decode_message,
 )
 from memwarden.policies.rules.ownership import proposal_path_findings
+from memwarden.policies.rules.paths import malformed_path_findings
 from memwarden.policies.rules.transitions import diff_findings
 from memwarden.tokens.counter import count_edited, count_text
 
@@ -124,6 +125,7 @@ def gate(repo: Repo, ref: str, base: str, config_path: str | None = None,
         findings += proposal_path_findings(agent, changed, ref, known)
     findings += diff_findings(changed, lambda p: repo.read_path(mb, p),
                               lambda p: repo.read_path(head, p), actor)
+    findings += malformed_path_findings(repo, mb, head, changed, head[:12])
     source = TreeSource(repo, head)
     present = [p for p in changed if source.entry(p) is not None]
     files = 0

@@ -42,6 +42,7 @@ from memwarden.policies.rules.ownership import (
     human_bookkeeping_findings,
     proposal_path_findings,
 )
+from memwarden.policies.rules.paths import malformed_path_findings
 from memwarden.policies.rules.transitions import diff_findings
 
 APPLY_KINDS = ("applied", "eviction", "maintenance")
@@ -182,6 +183,8 @@ class Push:
             return problems, None, info
         ci = CommitInfo(text, info["touched"], label)
         findings = problems + check_commit(ci)
+        findings += malformed_path_findings(repo, info["parents"][0] if info["parents"] else None,
+                                            sha, info["touched"], label)
         source = TreeSource(repo, sha)
         present = [p for p in info["touched"] if source.entry(p) is not None]
         if present:

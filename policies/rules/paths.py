@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 from memwarden.git.files import MODE_GITLINK, MODE_LINK
 from memwarden.model.findings import ERROR, Finding, make
@@ -15,6 +16,9 @@ from memwarden.model.layout import AGENT_ID_RE, dotgit_component, hidden_char
 from memwarden.model.memfile import MemFile
 from memwarden.policies.registry import rule
 from memwarden.policies.rulecontext import FileContext
+
+if TYPE_CHECKING:
+    from memwarden.git.repo import Repo
 
 _ENCODED = re.compile(r"%(?:2e|2f|5c|00)", re.IGNORECASE)
 
@@ -102,3 +106,16 @@ def check_agent_id(mf: MemFile, ctx: FileContext) -> Iterator[Finding]:
                        f"{agent!r} is not a valid agent id (lowercase letters, digits and "
                        "hyphens, starting with a letter or digit, at most 64 characters)",
                        agent)
+
+
+def malformed_path_findings(repo: Repo, old: str | None, new: str, paths: list[str],
+                            label: str) -> list[Finding]:
+    """MW502 for what commit `new` changed against `old` that no check could read for sure
+    (see Repo.tree_problems): a folder whose tree git's fsck refuses, or a name that is not
+    UTF-8. Such a path must fail the check, not be skipped as if it were deleted."""
+    return [make("MW502", ERROR, path, 1, 1,
+                 f"{path}: {why} in {label}; git fsck refuses it and no check can read the "
+                 "file for sure", f"{path}:malformed",
+                 "Rewrite the commit with git itself (git add, git commit); a tree built "
+                 "by hand with unsorted or repeated entries is never accepted.")
+            for path, why in repo.tree_problems(old, new, paths)]
