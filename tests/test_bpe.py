@@ -246,3 +246,22 @@ def test_a_hook_sized_check_is_not_walked_around_with_unassigned_letters(tmp_pat
                           cwd=root, capture_output=True, text=True)
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert "MW101" in proc.stdout and "over its HARD limit of 2000" in proc.stdout
+
+
+def test_a_forged_cached_pattern_is_not_used(tmp_path, monkeypatch):
+    """The parsed ranks are kept in the user's cache folder; a copy whose split pattern reads
+    every text as one piece made every file count as 1 token in a hook's check. A cached
+    pattern must be the official one, or the cache is not used."""
+    from memwarden.cachedir import read_sealed, write_sealed
+
+    monkeypatch.setenv("MEMWARDEN_CACHE_DIR", str(tmp_path / "cache"))
+    path = tokens._cache_path("cl100k_base")
+    tag = ("ranks", tokens.OFFICIAL_SHA256["cl100k_base"])
+    spec = tokens._spec("cl100k_base")  # writes the honest cache
+    assert read_sealed(path, tag) is not None
+    write_sealed(path, tag, (r"\A[\s\S]", spec["mergeable_ranks"]))
+    assert tokens._cached("cl100k_base") is None
+    monkeypatch.setattr(tokens, "_pure", {})
+    text = "alpha beta gamma delta " * 50
+    assert tokens._pure_counter("cl100k_base").count(text) == len(
+        get_encoder("cl100k_base").encode_ordinary(text))

@@ -75,13 +75,26 @@ def _cache_path(name: str) -> str | None:
     return os.path.join(root, f"ranks-{OFFICIAL_SHA256[name][:16]}.marshal") if root else None
 
 
+# The official split pattern of each encoding and its number of ranks: a cached copy must
+# match them (a pattern that splits every text into one piece would count it as 1 token).
+OFFICIAL_PATTERN_SHA256 = {
+    "cl100k_base": "f021c3d976978e62ee64cdad150cc3405c2e3d6e3b40407850bb9e8d9eb65899",
+    "o200k_base": "2d1b8dc11e89af71459b36004f698ab3693f59fd84f63e8ec2b49564ab857420",
+}
+OFFICIAL_RANKS = {"cl100k_base": 100256, "o200k_base": 199998}
+
+
 def _cached(name: str) -> tuple[str, dict[bytes, int]] | None:
     """(pattern, ranks) of `name` from the user cache: tiktoken's pattern and the parsed
     verified ranks (marshal reads them ~5x faster than parsing the rank file). Callers
-    have verified the rank file first, so the cache serves only an official, present file."""
+    have verified the rank file first, so the cache serves only an official, present file;
+    a copy whose pattern or number of ranks is not the official one is not used."""
     path = _cache_path(name)
     found = read_sealed(path, ("ranks", OFFICIAL_SHA256[name])) if path else None
-    if isinstance(found, tuple) and len(found) == 2 and isinstance(found[1], dict):
+    if (isinstance(found, tuple) and len(found) == 2 and isinstance(found[0], str)
+            and isinstance(found[1], dict) and len(found[1]) == OFFICIAL_RANKS[name]
+            and hashlib.sha256(found[0].encode("utf-8", "surrogatepass")).hexdigest()
+            == OFFICIAL_PATTERN_SHA256[name]):
         return found
     return None
 
