@@ -10,6 +10,13 @@ from memwarden.model.memfile import MemFile
 from memwarden.tokens.counter import TokenCounter
 
 
+def as_read(mf: MemFile) -> str:
+    """The text a runtime reading the file's bytes as UTF-8 gets: MemFile leaves a leading
+    byte-order mark out, apply and the runtimes keep it (it costs a token or more)."""
+    text = mf.text or ""
+    return "\ufeff" + text if mf.has_bom else text
+
+
 class FileContext:
     """What a file rule sees besides the file (plain classes: no `dataclasses` import on
     the hook path)."""
@@ -21,8 +28,9 @@ class FileContext:
         self.counter = counter
 
     def tokens(self, mf: MemFile) -> int:
-        """Token count of a file (cached by blob id)."""
-        return self.counter.count(mf.blob_id, mf.text or "")
+        """Token count of a file (cached by blob id), as counted by whoever reads its bytes
+        as UTF-8: a byte-order mark included, as apply counts it."""
+        return self.counter.count(mf.blob_id, as_read(mf))
 
 
 class TreeContext:
@@ -58,7 +66,7 @@ class TreeContext:
         mf = self.load(path)
         if mf is None or mf.text is None:
             return None
-        return self.counter.count(mf.blob_id, mf.text)
+        return self.counter.count(mf.blob_id, as_read(mf))
 
     def files(self, kind: str | None = None) -> Iterator[FileInfo]:
         for path in sorted(self.infos):

@@ -292,3 +292,25 @@ def test_a_long_run_of_one_letter_fails_the_hard_limit(tmp_path, mw):
     (root / "memory/a/facts.md").write_text("# Facts: a\n\n## Domain\n- " + "a" * 80_000 + "\n")
     code, out, _ = mw(root, "check", "memory/a/facts.md")
     assert code == 1 and ("MW101" in out or "MW102" in out)
+
+
+def test_a_byte_order_mark_counts_as_apply_and_the_runtimes_count_it(tmp_path, mw):
+    """A snapshot of exactly 2,000 tokens after a byte-order mark: the check counted it
+    without the mark (2,000, a warning) while apply and any reader of the bytes count
+    2,001 (over the HARD limit), so the hook let in a file every later apply refused."""
+    from conftest import make_repo
+
+    head = "Snapshot notes of a\n\n"
+    body = head + "- alpha" * 10
+    k = 10
+    while count_text(body, "cl100k_base") < 2000:
+        k += 1
+        body = head + "- alpha" * k
+    while count_text(body, "cl100k_base") > 2000:
+        body = body[:-1]
+    assert count_text(body, "cl100k_base") == 2000
+    assert count_text("\ufeff" + body, "cl100k_base") > 2000
+    root = make_repo(tmp_path, {"memory/a/facts.md": "# Facts: a\n\n## Domain\n- x\n"})
+    (root / "memory/a/snapshot.md").write_bytes(b"\xef\xbb\xbf" + body.encode())
+    code, out, _ = mw(root, "check", "memory/a/snapshot.md")
+    assert code == 1 and "MW101" in out and "over its HARD limit of 2000" in out, out

@@ -310,13 +310,13 @@ def _count(text: str, encoding: str) -> int:
 
 def read_counts(path: str | Path) -> dict[str, int]:
     """The counts stored at `path`; {} when missing or not intact (rebuilt, never trusted)."""
-    counts = read_sealed(path, ("tokens", 1))
+    counts = read_sealed(path, ("tokens", 2))
     return counts if isinstance(counts, dict) else {}
 
 
 def write_counts(path: str | Path, counts: dict[str, int]) -> bool:
     """Store `counts` atomically; False when it cannot be written (it is only a cache)."""
-    return write_sealed(path, ("tokens", 1), counts)
+    return write_sealed(path, ("tokens", 2), counts)
 
 
 PARTS_MAX_CHARS = 256 * 1024  # a few Layer 1 files' worth: the files a hook run checks
