@@ -279,3 +279,30 @@ def test_an_agent_deleting_a_layer1_file_needs_a_human(repo, mw):
     assert doc["decision"] == "needs_human_review"
     assert any("deletes memory/a/facts.md, a Layer 1 file" in r
                for r in doc["auto_approve"]["reasons"])
+
+
+def test_a_proposal_whose_tree_git_refuses_is_rejected(repo, mw):
+    """A proposal commit built by hand with memory/a/ out of git's order: a lookup missed
+    its files, so the gate skipped them as deleted. It is MW502 now, never auto-approved."""
+    def obj(kind, data):
+        return subprocess.run(["git", "hash-object", "-w", "-t", kind, "--literally",
+                               "--stdin"], cwd=repo, input=data, capture_output=True,
+                              check=True).stdout.decode().strip()
+
+    def tree(entries):
+        return obj("tree", b"".join(m + b" " + n + b"\0" + bytes.fromhex(o)
+                                    for m, n, o in entries))
+
+    rev = lambda spec: git(repo, "rev-parse", spec).strip()  # noqa: E731
+    big = obj("blob", ("# Facts: a\n\n## Domain\n- " + "alpha beta " * 5000 + "\n").encode())
+    a = tree([(b"40000", b"runs", rev("main:memory/a/runs")), (b"100644", b"facts.md", big)])
+    memory = tree([(b"40000", b"a", a), (b"40000", b"b", rev("main:memory/b"))])
+    root = tree([(b"40000", b"logic", rev("main:logic")), (b"40000", b"memory", memory)])
+    sha = subprocess.run(["git", "commit-tree", root, "-p", "main", "-m",
+                          MSG.format(pid="p-9", prio="normal")], cwd=repo, capture_output=True,
+                         text=True, check=True, env={**os.environ, **GIT_ENV}).stdout.strip()
+    git(repo, "branch", "proposals/a/p-9", sha)
+    code, doc = gate_json(mw, repo, "proposals/a/p-9")
+    assert code == 1 and doc["decision"] != "auto_approved"
+    assert any(f["rule"] == "MW502" and "malformed tree" in f["message"]
+               for f in doc["findings"]), doc["findings"]
