@@ -290,17 +290,44 @@ def test_lone_surrogates_are_422_over_rest(site, raw):
     assert refs(site["repo"]) == before
 
 
-def test_a_lone_surrogate_over_mcp_is_a_clean_tool_error(site):
+LONE = '"\\ud800"'  # a JSON string holding one lone surrogate, as an escape
+
+
+@pytest.mark.parametrize("raw", [
+    tool_call("propose-memory-update", r'{"runId":"run-s5","updates":'
+              r'[{"operation":"add_loop","content":"x","foo":"\ud800"}]}'),
+    # these gave HTTP 500 and a traceback: the MCP SDK failed writing an answer quoting them
+    ('{"jsonrpc":"2.0","id":' + LONE + ',"method":"tools/list"}').encode(),
+    ('{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":' + LONE +
+     ',"arguments":{}}}').encode(),
+    ('{"jsonrpc":"2.0","id":1,"method":' + LONE + '}').encode(),
+    tool_call("read-memory", '{' + LONE + ':1}'),
+    tool_call("memory-search", '{"query":"\\udfff x"}'),
+    # the same surrogate as UTF-8 bytes, and a UTF-16 body: json.loads reads both
+    '{"jsonrpc":"2.0","id":"\ud800","method":"tools/list"}'.encode("utf-8", "surrogatepass"),
+    '{"jsonrpc":"2.0","id":"\ud800","method":"tools/list"}'.encode("utf-16-le",
+                                                                  "surrogatepass"),
+], ids=["argument", "id", "tool-name", "method", "key", "low-half", "utf8-bytes", "utf16"])
+def test_a_lone_surrogate_over_mcp_is_422_as_over_rest(site, raw):
+    """A lone surrogate anywhere in a JSON-RPC body (id, tool name, method, a key or a
+    value) is refused by the gate with 422 invalid_text in the REST error shape, before
+    the MCP SDK sees it; the server logs no traceback."""
     before = refs(site["repo"])
-    r = mcp_raw(site, tool_call("propose-memory-update", r'{"runId":"run-s5","updates":'
-                                r'[{"operation":"add_loop","content":"x","foo":"\ud800"}]}'))
-    assert r.status_code == 200
-    result = r.json()["result"]
-    text = result["content"][0]["text"]
-    assert result["isError"] and "invalid_input (422): updates[0].foo" in text
-    for leak in ("codec", "Traceback", "pydantic.dev", "input_value"):
-        assert leak not in text
+    errors = len(site["server"].errors())
+    r = mcp_raw(site, raw)
+    assert r.status_code == 422, r.text
+    error = r.json()["error"]
+    assert error["code"] == "invalid_text" and error["requestId"]
+    assert "surrogate" in error["message"]
+    assert "Traceback" not in site["server"].errors()[errors:]
     assert refs(site["repo"]) == before
+
+
+def test_a_surrogate_pair_over_mcp_is_text_like_any_other(site):
+    r = mcp_raw(site, tool_call("memory-search", '{"query":"violin \\ud83c\\udfbb",'
+                                '"agentId":"' + AGENT + '"}'))
+    assert r.status_code == 200, r.text
+    assert not r.json()["result"].get("isError"), r.text
 
 
 @pytest.mark.parametrize("path", [f"/memory/{AGENT}/propose", "/mcp"])
@@ -362,3 +389,49 @@ def test_proposal_status_says_the_same_for_absent_and_foreign_ids(site):
     assert foreign.json()["error"]["code"] == absent.json()["error"]["code"]
     assert foreign.json()["error"]["message"].replace("p-foreign-01", "ID") == \
         absent.json()["error"]["message"].replace("p-nothing-01", "ID")
+
+
+def _two_tokens(first: str, second: str, *more: tuple[str, str]) -> httpx.Headers:
+    return httpx.Headers([*more, ("authorization", f"Bearer {first}"),
+                          ("authorization", f"Bearer {second}")])
+
+
+@pytest.mark.parametrize("first, second", [("bad", "mine"), ("mine", "bad"),
+                                           ("theirs", "mine")])
+def test_two_authorization_headers_are_refused_over_rest_and_mcp(site, first, second):
+    """The gate checked the last Authorization header and the MCP SDK acted on the first,
+    so a request could act as one subject while it was rate-limited and logged as
+    another, and a bad token in the header the gate skipped was never counted. Now a
+    request with two is 400 duplicate_authorization before any token is checked."""
+    tokens = {"mine": token(AGENT), "theirs": token(OTHER), "bad": "x.y.z"}
+    before = refs(site["repo"])
+    r = httpx.get(site["url"] + f"/memory/{AGENT}/read", timeout=30,
+                  headers=_two_tokens(tokens[first], tokens[second]))
+    assert r.status_code == 400, r.text
+    assert r.json()["error"]["code"] == "duplicate_authorization"
+    assert r.json()["error"]["requestId"]
+    r = httpx.post(site["url"] + "/mcp", timeout=30, content=tool_call(
+        "propose-memory-update", json.dumps({"runId": f"run-dup-{first}", "updates": [LOOP]})),
+        headers=_two_tokens(tokens[first], tokens[second],
+                            ("content-type", "application/json"),
+                            ("accept", "application/json, text/event-stream")))
+    assert r.status_code == 400, r.text
+    assert r.json()["error"]["code"] == "duplicate_authorization"
+    assert refs(site["repo"]) == before
+
+
+@pytest.mark.parametrize("version", [2**31 + 1, 10**40])
+def test_expected_version_over_mcp_has_the_rest_bound(site, version):
+    """expectedVersion had no upper bound over MCP (REST caps it at 2**31), so a proposal
+    was made with any integer in it."""
+    before = refs(site["repo"])
+    r = mcp_raw(site, tool_call("propose-memory-update", json.dumps({
+        "runId": "run-ev1", "updates": [LOOP], "expectedVersion": version})))
+    result = r.json()["result"]
+    text = result["content"][0]["text"]
+    assert result["isError"] and "invalid_input (422): expectedVersion" in text, text
+    assert str(2**31) in text
+    assert refs(site["repo"]) == before
+    r = propose_raw(site, json.dumps({"runId": "run-ev1", "updates": [LOOP],
+                                      "expectedVersion": version}).encode())
+    assert r.status_code == 422, r.text

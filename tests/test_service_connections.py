@@ -1,6 +1,7 @@
 """Connections without a token against `memwarden serve` in its own process, run with a
 low limit on open files: many unfinished requests, trickled headers and a body that never
-comes are refused or dropped, and the server answers again once they are gone."""
+comes are refused or dropped, and the server answers again once they are gone; and, with a
+small connection cap, clients that never read their answers are dropped too."""
 
 from __future__ import annotations
 
@@ -12,7 +13,16 @@ import time
 
 import httpx
 import pytest
-from service_support import env, free_port, make_memory_repo, write_config
+from service_support import (
+    AGENT,
+    Server,
+    auth,
+    env,
+    free_port,
+    make_memory_repo,
+    token,
+    write_config,
+)
 
 FD_LIMIT = 256  # the child's soft and hard limit: it cannot raise it
 ATTACKERS = 320  # more connections than the process may hold files
@@ -126,3 +136,54 @@ def test_keep_alive_connections_are_served_and_then_let_go(server):
     s.sendall(b"GET /health HTTP/1.1\r\nHost: x\r\n")  # the next request never finishes
     assert _answer(s) == b""
     s.close()
+
+
+PIPELINED = b"GET /openapi.json HTTP/1.1\r\nHost: x\r\n\r\n" * 100  # megabytes of answers
+
+
+def _non_reader(port: int) -> socket.socket:
+    """A connection that asks for far more than its tiny receive buffer holds, without a
+    token, and then never reads."""
+    s = socket.socket()
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1024)
+    s.settimeout(5)
+    s.connect(("127.0.0.1", port))
+    s.sendall(PIPELINED)
+    return s
+
+
+def test_clients_that_read_nothing_cannot_hold_the_connection_cap(tmp_path):
+    """Connections that pipelined requests for the OpenAPI document and read none of the
+    answers stayed open for good: the app waits for the socket to drain, and the request
+    deadline does not run while it answers, so a few of them held every slot under
+    max_connections and every other client got 503. Now a connection whose client has not
+    read for request_timeout_seconds is dropped, and the others are served again (while
+    the attacker still holds its sockets)."""
+    home = tmp_path / "home"
+    home.mkdir()
+    repo = make_memory_repo(tmp_path / "repo")
+    config = write_config(tmp_path / "svc.toml", repo, service="max_connections = 4\n"
+                          "request_timeout_seconds = 2\n")
+    server = Server(repo, home, config)
+    url = server.url + f"/memory/{AGENT}/read"
+    attackers: list[socket.socket] = []
+    try:
+        # one more until the cap is full (a connection the server has not let go of yet
+        # may still take a slot at first)
+        while True:
+            attackers.append(_non_reader(server.port))
+            r = httpx.get(url, headers=auth(token()), timeout=30)
+            if r.status_code == 503:
+                break
+            assert r.status_code == 200 and len(attackers) < 8, r.text
+        assert r.json()["error"]["code"] == "too_many_connections"
+        deadline = time.monotonic() + 60
+        while r.status_code == 503 and time.monotonic() < deadline:
+            time.sleep(0.1)
+            r = httpx.get(url, headers=auth(token()), timeout=30)
+        assert r.status_code == 200, r.text
+    finally:
+        for s in attackers:
+            s.close()
+        server.stop()
+    assert "Traceback" not in server.errors()

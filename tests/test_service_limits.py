@@ -1,8 +1,9 @@
 """Limits of `memwarden serve` (a real process on 127.0.0.1) against clients that would deny
 service to the others, and what its answers may say: one token holding many keep-alive
-connections, a flood of bad tokens from one address, a search index that stays damaged
-(its folder must not be named to the caller), and `since` dates before the year 1000
-(echoed in ISO 8601)."""
+connections, a flood of bad tokens from one address or spread over many loopback
+addresses, a search index that stays damaged and a repository that is gone (their folders
+must not be named to the caller), and `since` dates before the year 1000 (echoed in ISO
+8601) or on a read that is not temporal (refused, whatever is cached)."""
 
 from __future__ import annotations
 
@@ -39,8 +40,7 @@ def site(tmp_path_factory):
     home.mkdir()
     repo = make_memory_repo(base / "repo")
     config = write_config(base / "svc.toml", repo,
-                          service=f"max_connections_per_token = {PER_TOKEN}\n"
-                          "auth_failures_burst = 5\nauth_failures_per_minute = 1\n")
+                          service=f"max_connections_per_token = {PER_TOKEN}\n")
     # uvicorn would take X-Forwarded-For from any peer with this; the server must not
     server = Server(repo, home, config, extra_env={"FORWARDED_ALLOW_IPS": "*"})
     yield {"repo": repo, "url": server.url, "port": server.port, "server": server,
@@ -126,23 +126,45 @@ def _wait_for_share(port: int, tok: str) -> list[http.client.HTTPConnection]:
             time.sleep(0.02)
 
 
-def test_a_flood_of_bad_tokens_from_one_address_is_cut_off_before_checking_them(site):
+@pytest.fixture()
+def small_site(tmp_path):
+    """A server of its own: what these tests do to it would hold back the module's."""
+    home = tmp_path / "home"
+    home.mkdir()
+    repo = make_memory_repo(tmp_path / "repo")
+    config = write_config(tmp_path / "svc.toml", repo,
+                          service="auth_failures_burst = 5\nauth_failures_per_minute = 1\n")
+    # uvicorn would take X-Forwarded-For from any peer with this; the server must not
+    server = Server(repo, home, config, extra_env={"FORWARDED_ALLOW_IPS": "*"})
+    yield {"repo": repo, "url": server.url, "port": server.port, "server": server}
+    server.stop()
+    assert "Traceback" not in server.errors()
+
+
+def _from(address: str) -> httpx.Client:
+    return httpx.Client(transport=httpx.HTTPTransport(local_address=address), timeout=30)
+
+
+def test_a_flood_of_bad_tokens_is_cut_off_before_checking_them(small_site):
     """Every bad token costs a signature check and used to get 401 for ever. Now an address
     gets auth_failures_burst of them, then 429 with Retry-After without any check: also
     with X-Forwarded-For naming other addresses (not trusted), and also for a good token
     the server has not seen (no check is made), while a token verified before still
-    passes. Another address is not affected: good tokens work and bad ones get 401. (The
-    flood comes from 127.0.0.3: every 127.x address is this machine, and the other tests
-    of the module use 127.0.0.1.)"""
-    url = site["url"] + f"/memory/{AGENT}/read"
-    flood = httpx.Client(transport=httpx.HTTPTransport(local_address="127.0.0.3"), timeout=30)
-    elsewhere = httpx.Client(transport=httpx.HTTPTransport(local_address="127.0.0.4"),
-                             timeout=30)
-    with flood, elsewhere:
-        known = token(AGENT, ttl=902)
-        assert flood.get(url, headers=auth(known)).status_code == 200
-        bad = token(AGENT, key="wrong-secret-" + "z" * 40)
-        assert [flood.get(url, headers=auth(bad)).status_code for _ in range(5)] == [401] * 5
+    passes. The failed checks were counted per exact address, and a client on the
+    server's machine may send from any address in 127.0.0.0/8: a new one for every few
+    bad tokens, and never a 429. Now every loopback address counts as one, so the bad
+    tokens here are spread over several of them."""
+    url = small_site["url"] + f"/memory/{AGENT}/read"
+    known = token(AGENT, ttl=902)
+    with _from("127.0.0.1") as client:
+        assert client.get(url, headers=auth(known)).status_code == 200
+    bad = token(AGENT, key="wrong-secret-" + "z" * 40)
+    statuses = []
+    for i in range(8):
+        with _from(f"127.0.{i // 3}.{2 + i}") as client:
+            statuses.append(client.get(url, headers=auth(bad)).status_code)
+    assert statuses == [401] * 5 + [429] * 3, statuses
+    with _from("127.1.2.3") as flood:
         for headers in (auth(bad), auth("not-a-jwt"),
                         {**auth(bad), "X-Forwarded-For": "203.0.113.7"},
                         {**auth(bad), "X-Forwarded-For": "198.51.100.1, 127.0.0.3"},
@@ -152,8 +174,39 @@ def test_a_flood_of_bad_tokens_from_one_address_is_cut_off_before_checking_them(
             assert r.json()["error"]["code"] == "too_many_auth_failures"
             assert int(r.headers["retry-after"]) >= 1
         assert flood.get(url, headers=auth(known)).status_code == 200
-        assert elsewhere.get(url, headers=auth(token(AGENT, ttl=901))).status_code == 200
-        assert elsewhere.get(url, headers=auth(bad)).status_code == 401
+
+
+def test_addresses_are_grouped_as_a_client_may_choose_them():
+    from memwarden.service.http import address_group
+
+    assert address_group("127.0.0.1") == address_group("127.255.3.4") \
+        == address_group("::1") == address_group("::ffff:127.0.0.9")
+    assert address_group("::ffff:192.0.2.7") == address_group("192.0.2.7") == "192.0.2.7"
+    assert address_group("192.0.2.7") != address_group("192.0.2.8")
+    assert address_group("2001:db8:1:2:aaaa::1") == address_group("2001:db8:1:2:ffff::9") \
+        == "2001:db8:1:2::/64"
+    assert address_group("2001:db8:1:3::1") != address_group("2001:db8:1:2::1")
+    assert address_group("fe80::1%eth0") == "fe80::/64"
+    assert address_group("/run/memwarden.sock") == "/run/memwarden.sock"
+
+
+def test_a_repository_that_is_gone_is_reported_without_its_folder(small_site):
+    """The 503 for a served repository that is no longer one named its folder (an
+    absolute path on the server) to any caller; now the message names none, and the
+    server's log names it for the operator."""
+    repo = small_site["repo"]
+    (repo / ".git").rename(repo.parent / "moved.git")
+    try:
+        r = httpx.get(small_site["url"] + f"/memory/{AGENT}/read", headers=auth(token()),
+                      timeout=60)
+    finally:
+        (repo.parent / "moved.git").rename(repo / ".git")
+    assert r.status_code == 503, r.text
+    error = r.json()["error"]
+    assert error["code"] == "repository_gone" and "operator" in error["message"]
+    assert str(repo) not in r.text and str(repo.parent) not in r.text
+    assert not ABSOLUTE_PATH.search(error["message"]), error["message"]
+    assert str(repo) in small_site["server"].errors()
 
 
 def test_a_search_index_that_stays_damaged_is_reported_without_paths(site):
@@ -306,3 +359,29 @@ def test_since_outside_the_calendar_is_a_clear_422(site, since):
         assert r.status_code == 422, r.text
         assert r.json()["error"]["code"] == "invalid_since"
         assert "2026-02-10" in r.json()["error"]["message"]
+
+
+@pytest.mark.parametrize("mode, since", [("wide", "not-a-date"), ("wide", "2026-01-01"),
+                                         ("basic", "٢٠٢٦-٠٢-١٠")])
+def test_since_is_checked_before_the_read_cache(site, mode, since):
+    """`since` on a read that is not temporal was 422 while the read cache was cold, but
+    200 (since ignored) once a plain read had filled the cache: the cache was looked up
+    first. Now it is 422 invalid_since in either order, over REST and MCP, as the CLI
+    refuses --since without --mode temporal."""
+    url = site["url"] + f"/memory/{AGENT}/read"
+    budget = {"mode": mode, "maxTokens": 1000 + len(since)}  # a cache slot of its own
+    cold = httpx.get(url, headers=auth(token()), params={**budget, "since": since}, timeout=60)
+    assert cold.status_code == 422, cold.text
+    assert cold.json()["error"]["code"] == "invalid_since"
+    assert httpx.get(url, headers=auth(token()), params=budget, timeout=60).status_code == 200
+    warm = httpx.get(url, headers=auth(token()), params={**budget, "since": since}, timeout=60)
+    assert warm.status_code == 422, warm.text
+    assert warm.json()["error"]["code"] == "invalid_since"
+    assert warm.json()["error"]["message"] == cold.json()["error"]["message"]
+    r = httpx.post(site["url"] + "/mcp", timeout=60, headers={
+        **auth(token()), "Content-Type": "application/json",
+        "Accept": "application/json, text/event-stream"}, json={
+        "jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
+            "name": "read-memory", "arguments": {**budget, "since": since}}})
+    result = r.json()["result"]
+    assert result["isError"] and "invalid_since (422)" in result["content"][0]["text"]

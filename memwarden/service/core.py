@@ -226,6 +226,7 @@ class MemoryService:
         self._write_slot: Any = None  # (event loop, its asyncio.Semaphore(1))
         self._writer: Repo | None = None
         self._writes = 0
+        self._gone_logged = False  # whether the log has said the repository is gone
         self._applied: Any = None  # apply's AppliedIndex over the writer (ids on main)
         self._notes_tip: str | None = None
         self._noted: dict[str, str] = {}  # lifecycle note path -> its proposal id
@@ -248,11 +249,22 @@ class MemoryService:
         if repo is None or loc.count > REPO_RECYCLE:
             repo = open_repo(self.start)
             if repo is None:
-                raise ServiceError(503, "repository_gone", f"{self.start} is no longer a git "
-                                   "repository; the operator must fix the service")
+                raise self._gone()
             repo._BLOB_MEMO_BYTES = BLOB_MEMO  # type: ignore[misc]  # per thread, so small
             loc.repo, loc.count = repo, 0
+            self._gone_logged = False
         return repo
+
+    def _gone(self) -> ServiceError:
+        """The 503 for a served repository that is no longer one: its folder goes to the
+        operator's log (once until it opens again, as every request would say it), never
+        to a caller."""
+        if not self._gone_logged:
+            self._gone_logged = True
+            _log.error("%s is no longer a git repository; the service answers 503 until it "
+                       "is one again", self.start)
+        return ServiceError(503, "repository_gone", "the server's repository is no longer "
+                            "a git repository; the operator must fix the service")
 
     def head(self, repo: Repo) -> str:
         """The main branch's commit now (read per request: a new commit is seen at once)."""
@@ -318,6 +330,12 @@ class MemoryService:
         if mode not in MODES:
             raise ServiceError(422, "invalid_mode", f"mode {mode!r}: expected one of "
                                f"{', '.join(MODES)} (basic first; wide when you need facts)")
+        if since is not None:
+            # before any cache lookup: a cached answer must not make a bad since pass
+            if mode != "temporal":
+                raise ServiceError(422, "invalid_since", "since applies to mode temporal "
+                                   "only; leave it out, or ask for mode temporal")
+            _check_since(since)
         repo = self.repo()
         sha = self.commit(repo, at)
         budget = self._read_budget(mode, max_tokens)
@@ -330,8 +348,6 @@ class MemoryService:
         if hit is not None:
             return hit
         self._agent(repo, sha, agent)
-        if mode == "temporal" and since is not None:
-            _check_since(since)
         doc = self._run(read_memory, repo, agent, mode, max_tokens=budget, at=sha,
                         since=since)
         text = serialize(doc)
@@ -702,8 +718,7 @@ class MemoryService:
             self._writer = open_repo(self.start)
             self._writes = 0
             if self._writer is None:
-                raise ServiceError(503, "repository_gone", f"{self.start} is no longer a git "
-                                   "repository")
+                raise self._gone()
             self._writer._BLOB_MEMO_BYTES = BLOB_MEMO  # type: ignore[misc]
         return self._writer
 

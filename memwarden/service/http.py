@@ -9,17 +9,18 @@ Two more limits keep a few clients from denying service to the rest. A token's s
 hold at most `max_connections_per_token` open connections (server.py puts each request's
 connection in its scope): a request on one more is refused and its connection closed, so a
 few tokens cannot fill the server's connection cap with idle keep-alives. And a client
-address gets `auth_failures_burst` failed token checks (refilled at
-`auth_failures_per_minute`), then 429 before any signature is checked, so a flood of bad
-tokens cannot keep the event loop busy verifying them; a token verified before still passes
-(checking it again costs nothing), so agents already at work behind a shared proxy address
-keep working.
+address group (address_group: the addresses one client may send from count as one) gets
+`auth_failures_burst` failed token checks (refilled at `auth_failures_per_minute`), then
+429 before any signature is checked, so a flood of bad tokens cannot keep the event loop
+busy verifying them; a token verified before still passes (checking it again costs
+nothing), so agents already at work behind a shared address keep working.
 """
 
 # Annotations stay evaluated at definition: the routes' schemas use the configured cap.
 
 import contextlib
 import datetime as _dt
+import ipaddress
 import json
 import math
 import re
@@ -157,11 +158,29 @@ class _Bucket:
 MAX_ADDRESSES = 65536  # client addresses whose failed token checks are remembered one by one
 
 
+def address_group(address: str) -> str:
+    """The key failed token checks of `address` are counted under: every loopback address
+    is one (a local client may send from any of 127.0.0.0/8), an IPv4-mapped IPv6 address
+    is its IPv4 one, and another IPv6 address is its /64 (what one site is given)."""
+    try:
+        ip = ipaddress.ip_address(address)
+    except ValueError:
+        return address  # not an IP address (a Unix socket): nothing to group
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+        ip = ip.ipv4_mapped
+    if ip.is_loopback:
+        return "loopback"
+    if isinstance(ip, ipaddress.IPv6Address):
+        return f"{ipaddress.IPv6Address(int(ip) >> 64 << 64)}/64"
+    return str(ip)
+
+
 class _Failures:
-    """Failed token checks per client address, a token bucket each: `burst` of them, then
-    one more every 60/`per_minute` seconds. Addresses whose bucket is full again are
-    forgotten; while more than MAX_ADDRESSES are still being limited, any other address
-    shares one bucket (the table stays bounded, and a new address is not let off)."""
+    """Failed token checks per client address (its address_group), a token bucket each:
+    `burst` of them, then one more every 60/`per_minute` seconds. Addresses whose bucket
+    is full again are forgotten; while more than MAX_ADDRESSES are still being limited, any
+    other address shares one bucket (the table stays bounded, and a new address is not let
+    off)."""
 
     def __init__(self, per_minute: int, burst: int) -> None:
         self.rate = max(1, per_minute) / 60.0
@@ -316,6 +335,13 @@ class _Gate:
                         422, "nested_too_deeply", f"the body nests arrays or objects more "
                         f"than {MAX_JSON_DEPTH} levels deep; send a flat JSON document"), rid)
                     return
+                if scope.get("path") == "/mcp" and _lone_surrogate(body):
+                    # the MCP SDK would fail with a 500 writing its answer, which quotes it
+                    await _send_error(send_wrapped, ServiceError(
+                        422, "invalid_text", "the body holds a lone surrogate (an escape such "
+                        "as \\ud800 without its pair), which is not Unicode text; send "
+                        "UTF-8 text"), rid)
+                    return
                 receive = _replay(body, receive)
             await self.app(scope, receive, send_wrapped)
         finally:
@@ -335,6 +361,10 @@ class _Gate:
             if int(length) > self.max_body:
                 return ServiceError(413, "body_too_large", f"the body is over {self.max_body}"
                                     " bytes; send less (split a proposal)"), []
+        if sum(1 for name, _ in scope.get("headers") or () if name == b"authorization") > 1:
+            # the gate would check one and the MCP SDK act on another
+            return ServiceError(400, "duplicate_authorization", "the request has more than "
+                                "one Authorization header; send exactly one"), []
         if scope.get("path") in PUBLIC:
             return None, []
         auth = headers.get(b"authorization", b"").decode("latin-1")
@@ -345,7 +375,7 @@ class _Gate:
                 [(b"www-authenticate", b'Bearer realm="memwarden"')]
         token = token.strip()
         client = scope.get("client")
-        address = str(client[0]) if client else "-"
+        address = address_group(str(client[0])) if client else "-"
         if not self.verifier.known(token):
             wait = self.failures.wait(address)
             if wait > 0:
@@ -423,6 +453,35 @@ def _too_deep(body: bytes) -> bool:
                 return True
         elif tok in (b"]", b"}"):
             depth -= 1
+    return False
+
+
+# What json.loads (the MCP SDK's parser) can make a lone surrogate of: a \u escape, one
+# encoded as UTF-8 bytes (it decodes with surrogatepass), or a UTF-16 or UTF-32 text (NULs)
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]|\xed[\xa0-\xbf]|\x00")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _lone_surrogate(body: bytes) -> bool:
+    """Whether a JSON body holds a lone surrogate in a string or a key (a pair has become
+    one character once parsed, so any surrogate left is lone)."""
+    if not _SURROGATE_ESCAPE.search(body):
+        return False
+    try:
+        doc = json.loads(body)
+    except (ValueError, RecursionError):
+        return False  # not JSON: the MCP SDK answers with its parse error
+    stack = [doc]
+    while stack:
+        value = stack.pop()
+        if isinstance(value, str):
+            if _SURROGATE.search(value):
+                return True
+        elif isinstance(value, dict):
+            stack.extend(value)
+            stack.extend(value.values())
+        elif isinstance(value, list):
+            stack.extend(value)
     return False
 
 

@@ -9,15 +9,18 @@ repository, the search index and the logs) are answered 503 and closed at once, 
 anything is read, and the listen backlog is cut to fit as well; a connection has
 `request_timeout` seconds to deliver a whole request (headers and body), counted from its
 opening or from its previous response, so a client that trickles a header line every few
-seconds is dropped; and the event loop's exception handler never raises, so an accept()
-that fails with EMFILE is reported and retried (as asyncio does) instead of ending the
-loop. uvicorn's own `limit_concurrency` is not enough here: it counts a connection only
+seconds is dropped; a client that stops reading its answers (the app then waits for the
+socket to drain, past any request deadline) is dropped when it has read nothing for
+`request_timeout` seconds; and the event loop's exception handler never raises, so an
+accept() that fails with EMFILE is reported and retried (as asyncio does) instead of
+ending the loop. uvicorn's own `limit_concurrency` is not enough here: it counts a connection only
 once its headers are complete, and never closes one.
 
 Every request carries its connection's `Link` in the ASGI scope, so the app can count a
 token's open connections (http.py) and learn when one closes. X-Forwarded-For is not
-trusted: the address a request comes from is the peer's, which a client cannot choose, so
-per-address limits hold.
+trusted: the address a request comes from is the peer's. A client can still choose its
+source address within what it owns (any 127.0.0.0/8 address on this machine, any address
+of its IPv6 /64), so http.py groups addresses that way before limiting them.
 """
 
 from __future__ import annotations
@@ -103,14 +106,15 @@ class Link:
 
 
 def guarded_protocol(cap: int, timeout: float) -> type:
-    """uvicorn's h11 protocol with the connection cap, the whole-request deadline and a
-    Link in every request's scope."""
+    """uvicorn's h11 protocol with the connection cap, the whole-request deadline, a
+    deadline for a client that reads nothing, and a Link in every request's scope."""
     from uvicorn.protocols.http.h11_impl import H11Protocol
 
     busy = _busy_response()
 
     class GuardedH11Protocol(H11Protocol):  # type: ignore[misc]
         _deadline: asyncio.TimerHandle | None = None
+        _stall: asyncio.TimerHandle | None = None  # while the client reads nothing
         _link: Link | None = None
 
         def connection_made(self, transport: Any) -> None:
@@ -133,6 +137,7 @@ def guarded_protocol(cap: int, timeout: float) -> type:
 
         def connection_lost(self, exc: Exception | None) -> None:
             self._disarm()
+            self._unstall()
             if self._link is not None:
                 self._link.closed()
             super().connection_lost(exc)
@@ -146,8 +151,29 @@ def guarded_protocol(cap: int, timeout: float) -> type:
 
         def on_response_complete(self) -> None:
             super().on_response_complete()
-            if not self.transport.is_closing():
-                self._arm()  # the next request has the deadline to arrive whole
+            # the next request has the deadline to arrive whole (or a closing connection
+            # to hand its answer to a client that reads it)
+            self._arm()
+
+        def pause_writing(self) -> None:
+            super().pause_writing()
+            # the app waits for the client to read, so the request deadline is not running:
+            # a client that stops reading gets this much time to start again
+            if self._stall is None:
+                self._stall = self.loop.call_later(timeout, self._stalled)
+
+        def resume_writing(self) -> None:
+            self._unstall()
+            super().resume_writing()
+
+        def _unstall(self) -> None:
+            if self._stall is not None:
+                self._stall.cancel()
+                self._stall = None
+
+        def _stalled(self) -> None:
+            self._stall = None
+            self.transport.abort()  # close() would wait for the unread bytes to go out
 
         def _arm(self) -> None:
             self._disarm()
@@ -160,9 +186,13 @@ def guarded_protocol(cap: int, timeout: float) -> type:
 
         def _expire(self) -> None:
             self._deadline = None
+            if self.transport.is_closing():
+                if self.transport.get_write_buffer_size():
+                    self.transport.abort()  # closing waits for the client to read it all
+                return
             cycle = self.cycle
             waiting = cycle is None or cycle.response_complete or cycle.more_body
-            if not waiting or self.transport.is_closing():
+            if not waiting:
                 return  # the app is working on a whole request: its answer is on the way
             if self.transport.get_write_buffer_size():
                 self.transport.abort()  # a client that reads nothing must not pin it open
