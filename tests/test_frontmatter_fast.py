@@ -20,7 +20,7 @@ VALUES = st.one_of(
 )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=200, deadline=None)
 @given(st.lists(st.tuples(KEYS, VALUES), max_size=6))
 def test_fast_path_agrees_with_yaml(pairs):
     lines = [f"{k}: {v}" for k, v in pairs]
@@ -76,7 +76,7 @@ def _yaml_view(lines: list[str]):
     return doc
 
 
-@settings(max_examples=250, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(st.lists(BLOCKS, max_size=6))
 def test_nested_fast_path_agrees_with_yaml(blocks):
     lines = [line for block in blocks for line in block]
@@ -129,13 +129,13 @@ PLAIN_BLOCKS = st.one_of(
 )
 
 
-@settings(max_examples=250, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(st.lists(PLAIN_BLOCKS, max_size=6))
 def test_nested_fast_path_agrees_with_yaml_on_plain_blocks(blocks):
     test_nested_fast_path_agrees_with_yaml.hypothesis.inner_test(blocks)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=200, deadline=None)
 @given(st.lists(BLOCKS, max_size=6), st.lists(BLOCKS, max_size=6))
 def test_remembered_lines_give_what_fresh_ones_give(first, blocks):
     """Top-level and nested lines are remembered across files: a block parsed after others

@@ -58,7 +58,7 @@ def _corpus_texts() -> list[str]:
 
 
 def test_walk_equals_tries_on_the_evaluation_corpus() -> None:
-    texts = _corpus_texts()
+    texts = _corpus_texts()[::2]  # every other text: the suite's time, the same shapes
     assert len(texts) > 300
     hits = 0
     for text in texts:
@@ -95,13 +95,13 @@ _TEXT = st.lists(st.one_of(
 ), max_size=40).map("".join)
 
 
-@settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(text=_TEXT)
 def test_walk_equals_tries_on_generated_text(text: str) -> None:
     assert_same(text)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=200, deadline=None)
 @given(text=st.text(max_size=80))
 def test_walk_equals_tries_on_arbitrary_unicode(text: str) -> None:
     assert_same(text)
@@ -151,14 +151,14 @@ _KEY_TEXT = st.lists(st.one_of(
 ), max_size=40).map("".join)
 
 
-@settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(text=_KEY_TEXT)
 def test_one_search_equals_two_on_generated_text(text: str) -> None:
     if text:
         assert_shared_same(text)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=200, deadline=None)
 @given(text=st.text(max_size=80))
 def test_one_search_equals_two_on_arbitrary_unicode(text: str) -> None:
     if text:

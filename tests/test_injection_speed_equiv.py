@@ -96,13 +96,13 @@ def test_trigger_scan_equals_the_reference_on_the_evaluation_corpus() -> None:
         assert_triggers_same(text.replace("\n", "\r\n").replace(" ", "\t", 5))
 
 
-@settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(text=fast._TEXT)
 def test_trigger_scan_equals_the_reference_on_generated_text(text: str) -> None:
     assert_triggers_same(text)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=200, deadline=None)
 @given(text=st.text(max_size=80))
 def test_trigger_scan_equals_the_reference_on_arbitrary_unicode(text: str) -> None:
     assert_triggers_same(text)
@@ -166,7 +166,7 @@ _MARKUP = st.sampled_from([
 _DOC = st.lists(st.one_of(_MARKUP, st.text(max_size=4)), max_size=30).map("".join)
 
 
-@settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(text=_DOC)
 def test_scan_with_the_files_bytes_equals_scan_without(text: str) -> None:
     data = text.encode("utf-8", "surrogatepass")
@@ -176,7 +176,7 @@ def test_scan_with_the_files_bytes_equals_scan_without(text: str) -> None:
         markers._surely_visible(text)
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=250, deadline=None)
 @given(text=_DOC)
 def test_colon_marks_are_the_substring_searches(text: str) -> None:
     sc = scanner._Scanner(text, "facts")
@@ -186,7 +186,7 @@ def test_colon_marks_are_the_substring_searches(text: str) -> None:
     assert sc.scheme_words == ("script:" in low or "data:text/html" in low)
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=250, deadline=None)
 @given(values=st.lists(st.one_of(_DOC, st.integers(), st.booleans()), max_size=6),
        indent=st.sampled_from([None, 2]))
 def test_json_fast_path_equals_the_mapped_scan(values: list, indent: int | None) -> None:
