@@ -64,7 +64,7 @@ word = st.sampled_from(["the", "The", "I'm", "you'LL", "don't", "Агент", "�
 words = st.lists(word, max_size=40).map("".join)
 
 
-@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(edge_text)
 def test_pattern_corners(pures, text):
     same(pures, text)

@@ -241,13 +241,13 @@ LINE = st.lists(PIECES, max_size=7).map("".join)
 DOC = st.lists(LINE, max_size=25)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=200, deadline=None)
 @given(DOC, st.integers(0, 3))
 def test_fast_facts_equal_reference(lines, start):
     assert parse_facts(lines, start) == ref_parse_facts(lines, start)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=200, deadline=None)
 @given(DOC, st.integers(0, 3))
 def test_fast_loops_equal_reference(lines, start):
     assert parse_loops(lines, start) == ref_parse_loops(lines, start)
@@ -306,7 +306,7 @@ CANON_LINE = st.one_of(
 )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=200, deadline=None)
 @given(st.lists(CANON_LINE, max_size=15), st.integers(0, 2))
 def test_canonical_loop_lines_equal_reference(lines, start):
     assert parse_loops(lines, start) == ref_parse_loops(lines, start)

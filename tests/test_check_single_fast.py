@@ -356,7 +356,7 @@ _VALUE_CHARS = st.sampled_from(['"', "'", "\\", " ", "a", "Z", "0", "-", ".", "\
                                 "\x85", "\u2028", "\ufeff", "é", "ї", "\ud800", "😀", ":"])
 
 
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=250, deadline=None)
 @given(st.one_of(
     st.text(_VALUE_CHARS, max_size=8),
     st.text(_VALUE_CHARS, max_size=8).map(lambda t: f'"{t}"'),
@@ -370,7 +370,7 @@ def test_simple_value_shortcut_is_the_pattern(text: str) -> None:
 
 # -- injection: the punctuation class as a set gives what the regex gives -----------------
 
-@settings(max_examples=800, deadline=None)
+@settings(max_examples=400, deadline=None)
 @given(st.text(st.sampled_from(list(""">*_"'([«“„#/<`~|+-]\\ ab\n\t.»”""")), max_size=12))
 def test_punctuation_run_is_the_pattern(text: str) -> None:
     import re

@@ -26,7 +26,7 @@ def keys_of(kind: str) -> list[str]:
     return sorted(structure.load_schema(kind).get("properties", {})) + ["unknown_key"]
 
 
-@settings(max_examples=250, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(st.sampled_from(KINDS), st.data())
 def test_fast_valid_implies_jsonschema_valid(kind, data):
     keys = keys_of(kind)

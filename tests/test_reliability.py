@@ -1,7 +1,7 @@
 """Reliability of `memwarden apply` (issue 5): racing appliers and SIGKILLed appliers.
 
 Part A races 5 real `memwarden apply --all --push origin` processes, each in its own clone
-of one bare remote, over 240 proposals from 24 agents (some stale, some overflowing facts
+of one bare remote, over 180 proposals from 18 agents (some stale, some overflowing facts
 so eviction runs, some refused by policy or still over the limit after eviction). The race
 runs once (module fixture); each test checks one invariant of SPEC §4 on the result.
 
@@ -45,10 +45,10 @@ BULKY = ("the digest now carries per-folder statistics, the reviewer's notes on 
          "stale source, the retention window of each bucket and the schedule of the next "
          "three weekly batches, all of which the importer checks before it sends anything")
 
-RACE_AGENTS = 24
-RACE_PER_AGENT = 10  # 240 proposals
+RACE_AGENTS = 18
+RACE_PER_AGENT = 10  # 180 proposals
 RACERS = 5
-CRASH_RUNS = 16
+CRASH_RUNS = 12
 
 
 # --------------------------------------------------------------------------- fixtures

@@ -65,7 +65,7 @@ FILES = st.builds(_file_bytes, FRONTMATTER, st.lists(FACT_LINE, max_size=25),
                   st.sampled_from(["\n", "\n", "\n", "\r\n", "\r"]), st.booleans())
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=200, deadline=None)
 @given(FILES)
 def test_fact_problems_equal_parse_facts(data):
     mf = _memfile("memory/a/facts.md", data)
@@ -76,7 +76,7 @@ def test_fact_problems_equal_parse_facts(data):
     assert fact_problems(mf.lines, start, mf.text) == parse_facts(mf.lines, start)[1]
 
 
-@settings(max_examples=250, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(st.lists(FACT_LINE, max_size=25), st.integers(0, 4))
 def test_fact_problems_from_any_start(lines, start):
     text = "\n".join(lines) + "\n"
@@ -112,7 +112,7 @@ PLAIN_FILES = st.builds(_file_bytes, st.sampled_from(["", "---\nagent: a\n---\n"
                         st.just("\n"), st.booleans())
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=200, deadline=None)
 @given(PLAIN_FILES)
 def test_fact_problems_equal_parse_facts_on_plain_files(data):
     test_fact_problems_equal_parse_facts.hypothesis.inner_test(data)
@@ -147,7 +147,7 @@ def plain_fact_files(draw: st.DrawFn) -> bytes:
     return (front + "\n".join(lines) + "\n").encode()
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=200, deadline=None)
 @given(plain_fact_files())
 def test_fact_problems_equal_parse_facts_near_duplicates(data):
     test_fact_problems_equal_parse_facts.hypothesis.inner_test(data)
@@ -227,19 +227,19 @@ PLAIN_LOOP_LINE = st.one_of(
 )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=200, deadline=None)
 @given(st.lists(PLAIN_LOOP_LINE, max_size=20), st.integers(0, 2))
 def test_loop_problems_equal_parse_loops_on_plain_files(lines, start):
     assert loop_problems(lines, start) == parse_loops(lines, start)[1]
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=200, deadline=None)
 @given(st.lists(LOOP_LINE, max_size=20), st.integers(0, 3))
 def test_loop_problems_equal_parse_loops(lines, start):
     assert loop_problems(lines, start) == parse_loops(lines, start)[1]
 
 
-@settings(max_examples=250, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(st.lists(LOOP_LINE, max_size=20))
 def test_canonical_lines_parse_as_before(lines):
     """parse_loops' own fast lines against the general parser, line by line."""
@@ -265,7 +265,7 @@ def test_canonical_loops_take_the_fast_path():
 
 # ---------------------------------------------------------------- MW206 end to end
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=200, deadline=None)
 @given(FILES, st.lists(LOOP_LINE, max_size=12))
 def test_check_entries_matches_the_full_parsers(facts_data, loop_lines):
     """The rule's findings are the full parsers' problems, for both kinds."""
@@ -326,7 +326,7 @@ SCHEMAS = [(kind, sub) for kind in KINDS for sub in _schemas(structure.load_sche
 SCHEMAS += [(f"{kind}:base", structure._fast_parts(kind)[0]) for kind in KINDS]
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=200, deadline=None)
 @given(st.sampled_from(range(len(SCHEMAS))), st.data())
 def test_compiled_schema_answers_as_is_valid(index, data):
     _, schema = SCHEMAS[index]
