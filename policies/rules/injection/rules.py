@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import binascii
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 
 from memwarden.model.findings import ERROR, WARNING, Finding, make
 from memwarden.model.memfile import MemFile
@@ -23,6 +23,7 @@ from memwarden.policies.rules.injection.common import (
     lazy_in,
 )
 from memwarden.policies.rules.injection.scanner import _Scanner
+from memwarden.policies.rules.injection.tables import _is_word
 
 _lazy = lazy_in(globals())
 
@@ -40,9 +41,9 @@ def scan(text: str, kind: str = "facts", json_mode: bool = False, *,
 
 def _scan_text(text: str, kind: str, walk: bool | None = None,
                data: bytes | None = None) -> list[Hit]:
-    hits = _scan_written(text, kind, walk, data)
     if data is None:
         data = text.encode("utf-8", "surrogatepass")
+    hits = _scan_written(text, kind, walk, data)
     # One byte translation tells whether a second reading can differ (see _SHAPES).
     shapes = data.translate(_SHAPES)
     glued = b"GQ" in shapes
@@ -81,10 +82,6 @@ _INLINE_TAGS = "b|i|u|s|em|strong|span|mark|code|del|ins|small|big|kbd|tt|q|sub|
 _MARKUP_RUN = _lazy("_MARKUP_RUN", r"(?:\*{1,3}|~~|`{1,3}|</?(?:" + _INLINE_TAGS + r")>)+")
 
 
-def _is_word_char(ch: str) -> bool:
-    return ch.isalnum() or ch == "_"
-
-
 def _inword_markup(text: str) -> list[tuple[int, int]]:
     """The runs of markup (see _MARKUP_RUN) that stand between two word characters, and the
     runs of plain tags that touch a word on either side (`<span>ignore</span> <span>all`),
@@ -95,11 +92,11 @@ def _inword_markup(text: str) -> list[tuple[int, int]]:
     for lead in ("*", "`", "~~", "<"):
         i = text.find(lead)
         while i >= 0:
-            before = i > 0 and _is_word_char(text[i - 1])
+            before = i > 0 and _is_word(text[i - 1])
             if before or lead == "<":
                 m = _MARKUP_RUN.match(text, i)
                 if m is not None:
-                    after = m.end() < n and _is_word_char(text[m.end()])
+                    after = m.end() < n and _is_word(text[m.end()])
                     tags_only = lead == "<" and "*" not in m.group() and "`" not in m.group() \
                         and "~" not in m.group()
                     if (before and after) or (tags_only and (before or after)):
@@ -121,22 +118,14 @@ def _with_second_reading(text: str, base: str, spans: list[tuple[int, int]],
     """`hits` and the hits of `base` (`text` with its glue signs read as spaces, one
     character for one) read without the markup `spans`, each located and quoted in
     `text`, as written; a hit found both ways is reported once."""
-    shorter = _Shorter()
-    pieces, last = [], 0
-    for s, e in spans:
-        pieces.append(base[last:s])
-        last = e
-        shorter.cut(s - shorter.removed, e - s)
-    pieces.append(base[last:])
-    where = shorter.where
+    read, shorter = _Shorter.without(base, spans)
     starts = [s for s, _ in spans]
     seen = {(h.rule, h.start) for h in hits}
     out = list(hits)
     import bisect
 
-    for h in _scan_written("".join(pieces), kind, walk):
-        start = where(h.start)
-        end = where(h.end - 1) + 1 if h.end > h.start else start
+    for h in _scan_written(read, kind, walk):
+        start, end = shorter.written(h.start, h.end)
         if (h.rule, start) in seen:
             continue
         seen.add((h.rule, start))
@@ -201,18 +190,31 @@ class _Shorter:
         k = self._bisect(self.cuts, i) - 1
         return i + (self.shift[k] if k >= 0 else 0)
 
+    def written(self, start: int, end: int) -> tuple[int, int]:
+        """The span of the written text that the scanned span start..end reads."""
+        first = self.where(start)
+        return first, (self.where(end - 1) + 1 if end > start else first)
+
+    @classmethod
+    def without(cls, text: str, spans: Iterable[tuple[int, int]]) -> tuple[str, _Shorter]:
+        """`text` with the `spans` (in order, not overlapping) left out, and its map."""
+        shorter = cls()
+        pieces, last = [], 0
+        for s, e in spans:
+            pieces.append(text[last:s])
+            last = e
+            shorter.cut(s - shorter.removed, e - s)
+        pieces.append(text[last:])
+        return "".join(pieces), shorter
+
 
 def _scan_unmarked(text: str, kind: str, walk: bool | None = None) -> list[Hit]:
     """Scan `text` without the characters _MARKED_LETTER finds; each hit located and quoted
     in `text`, as written, and saying how it was read."""
-    shorter = _Shorter()
-    for m in _MARKED_LETTER.finditer(text):
-        shorter.cut(m.start() - shorter.removed, m.end() - m.start())
-    where = shorter.where
+    read, shorter = _Shorter.without(text, (m.span() for m in _MARKED_LETTER.finditer(text)))
     out = []
-    for h in _Scanner(_MARKED_LETTER.sub("", text), kind, walk).run():
-        start = where(h.start)
-        end = where(h.end - 1) + 1 if h.end > h.start else start
+    for h in _Scanner(read, kind, walk).run():
+        start, end = shorter.written(h.start, h.end)
         mark = _MARKED_LETTER.match(text, end)  # the marks of its last letter
         if mark is not None:
             end = mark.end()
@@ -227,11 +229,11 @@ def _scan_unmarked(text: str, kind: str, walk: bool | None = None) -> list[Hit]:
 # HTML character references (`&#73;gnore`, `ign&#x6f;re`) and percent-encoded runs
 # (`%49gnore%20all%20previous%20instructions`): the model reads them as the characters
 # they stand for, so the scan reads them decoded too.
-_ENTITY = _lazy("_ENTITY", r"&(?:#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6}|[A-Za-z][A-Za-z0-9]{1,31});?")
+_REFERENCE = r"&(?:#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6}|[A-Za-z][A-Za-z0-9]{1,31});?"
+_ENTITY = _lazy("_ENTITY", _REFERENCE)
 # (a pattern that starts with a literal is searched for it at C speed; a group is not)
 _PERCENT = _lazy("_PERCENT", r"%[0-9A-Fa-f]{2}")
-_ESCAPED = _lazy("_ESCAPED", r"&(?:#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6}|[A-Za-z][A-Za-z0-9]{1,31});?"
-                             r"|(?:%[0-9A-Fa-f]{2})+")
+_ESCAPED = _lazy("_ESCAPED", _REFERENCE + r"|(?:%[0-9A-Fa-f]{2})+")
 _HOW_WRITTEN = {"&": " (written with HTML character references, read decoded)",
                 "%": " (written with percent-encoding, read decoded)"}
 
@@ -282,7 +284,6 @@ def _scan_decoded(text: str, kind: str, walk: bool | None = None) -> list[Hit]:
         return _scan_plain(text, kind, walk)
     pieces.append(text[last:])
     starts = [a for a, _ in spans]
-    where = shorter.where
 
     def widen(start: int, end: int) -> tuple[int, int]:
         """Whole references at either end of a hit."""
@@ -296,8 +297,7 @@ def _scan_decoded(text: str, kind: str, walk: bool | None = None) -> list[Hit]:
 
     out = []
     for h in _scan_plain("".join(pieces), kind, walk):
-        start, end = widen(where(h.start), where(h.end - 1) + 1 if h.end > h.start
-                           else where(h.start))
+        start, end = widen(*shorter.written(h.start, h.end))
         message = h.message
         k = bisect.bisect_left(starts, start)
         if k < len(starts) and starts[k] < end:
