@@ -63,28 +63,28 @@ def _tree_entries(raw: bytes, start: int, stop: int | None = None
     return out, pos
 
 
-def tree_problem(raw: bytes) -> str | None:
-    """Why git's own fsck refuses a raw tree object, or None: a name twice, or entries out
-    of git's order (by name, a folder's name taken with a "/" after it). Lookups in such a
-    tree disagree: libgit2's binary search misses entries, git and a scan of the entries
-    pick different ones of two alike names."""
-    seen: set[bytes] = set()
+def checked_entries(raw: bytes) -> tuple[dict[bytes, tuple[bytes, bytes]], str | None]:
+    """A raw tree object's entries (name -> (mode, id)) and why git's own fsck refuses it,
+    or None: a name twice, or entries out of git's order (by name, a folder's name taken
+    with a "/" after it). Lookups in such a tree disagree: libgit2's binary search misses
+    entries, git and a scan of the entries pick different ones of two alike names."""
+    out: dict[bytes, tuple[bytes, bytes]] = {}
     last = b""
     pos = 0
     while pos < len(raw):
         m = _TREE_ENTRY.match(raw, pos)
         if m is None:
-            return f"a corrupt entry at byte {pos}"
+            return out, f"a corrupt entry at byte {pos}"
         name = m[2]
-        if name in seen:
-            return f"the name {name.decode('utf-8', 'replace')!r} twice"
+        if name in out:
+            return out, f"the name {name.decode('utf-8', 'replace')!r} twice"
         key = name + b"/" if m[1] == b"40000" else name
         if key < last:
-            return f"entries out of git's order at {name.decode('utf-8', 'replace')!r}"
-        seen.add(name)
+            return out, f"entries out of git's order at {name.decode('utf-8', 'replace')!r}"
+        out[name] = (m[1], m[3])
         last = key
         pos = m.end()
-    return None
+    return out, None
 
 
 def _middle_entries(a: tuple[bytes, list[int] | None], rb: bytes
@@ -395,7 +395,7 @@ class Repo:
         """(path, why) for what commit `new` cannot be trusted to show against `old` (None:
         no parent): each of `paths` (as changed_paths names them) whose name is not UTF-8
         (read with U+FFFD, no lookup finds it), and each folder that changed into a tree
-        git's fsck refuses (see tree_problem; a changed file may hide in it unseen). A
+        git's fsck refuses (see checked_entries; a changed file may hide in it unseen). A
         check that skipped such a file as absent would pass a file nobody checked."""
         out = [(p, "a file name that is not UTF-8") for p in paths if "\ufffd" in p]
         old_tree = str(self._repo.get(self.resolve_commit(old)).tree_id) if old else None
@@ -404,13 +404,12 @@ class Repo:
             a, b, prefix = stack.pop()
             if a == b:
                 continue
-            raw = self._tree(b, offsets=False)[0]
-            why = tree_problem(raw)
+            eb, why = checked_entries(self._tree(b, offsets=False)[0])
             if why is not None:
                 out.append((prefix.rstrip("/") or ".", f"a malformed tree ({why})"))
                 continue
             ea = _tree_entries(self._tree(a, offsets=False)[0], 0)[0] if a else {}
-            for name, (mode, oid) in _tree_entries(raw, 0)[0].items():
+            for name, (mode, oid) in eb.items():
                 was = ea.get(name)
                 if mode == b"40000" and (was is None or was[1] != oid):
                     stack.append((was[1].hex() if was is not None and was[0] == b"40000"

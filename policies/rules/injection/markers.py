@@ -34,17 +34,17 @@ def _negated(low: str, pos: int) -> bool:
 # instructions". Only with a third party's instructions (its, their, his, her): an order to
 # the reader ("asking you to ignore your ...", "ignore its ...") stays one.
 _THIRD_PARTY = _lazy("_THIRD_PARTY", r"\b(?:its|their|his|her)\b")
-_REPORTED = _lazy("_REPORTED", r"\b(?:ask(?:ed|ing|s)?|told|tell(?:ing|s)?|tried|trying|tries|"
+_ASKED_OF = _lazy("_ASKED_OF", r"\b(?:ask(?:ed|ing|s)?|told|tell(?:ing|s)?|tried|trying|tries|"
                                 r"attempt(?:ed|ing|s)?|convinc\w*|trick(?:ed|ing|s)?|"
                                 r"persuad\w*|get|got|getting|make|made|making|wanted?|urg\w*)"
                                 r"\b(?:(?!\byou\b)[^.;:!?\n]){0,60}$")
 
 
-def _reported(low: str, start: int, end: int) -> bool:
+def _told_of(low: str, start: int, end: int) -> bool:
     """Whether the phrase at start..end tells of someone asking a third party to drop that
-    party's instructions (see _REPORTED)."""
+    party's instructions (see _ASKED_OF)."""
     return (_THIRD_PARTY.search(low, start, end) is not None
-            and _REPORTED.search(low, max(0, start - 80), start) is not None)
+            and _ASKED_OF.search(low, max(0, start - 80), start) is not None)
 
 
 def _waiver_context(low: str, start: int, end: int) -> bool:

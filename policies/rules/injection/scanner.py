@@ -64,13 +64,13 @@ from memwarden.policies.rules.injection.markers import (
     _invisible_reason,
     _looks_random,
     _negated,
-    _reported,
     _run_bounds,
     _safe_unhex,
     _scheme_regex,
     _square_regex,
     _starts_clause,
     _surely_visible,
+    _told_of,
     _url_suspect,
     _waiver_context,
 )
@@ -232,7 +232,7 @@ class _Scanner:
                 if last is not None and last.rule == "MW303" and 0 <= pos - last.end < 24:
                     return  # the id of a directive already reported: `memwarden: ignore MW303`
             if not phrase.group.startswith("waiver") and (
-                    _negated(self.low, pos) or _reported(self.low, pos, m.end())):
+                    _negated(self.low, pos) or _told_of(self.low, pos, m.end())):
                 return
             if phrase.group == "announce" and not _starts_clause(self.low, pos):
                 continue  # "two new instructions:" in prose about bytecode

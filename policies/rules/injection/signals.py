@@ -40,7 +40,7 @@ from memwarden.policies.rules.injection.common import (
     _quote,
     lazy_in,
 )
-from memwarden.policies.rules.injection.markers import _reported
+from memwarden.policies.rules.injection.markers import _told_of
 from memwarden.policies.rules.injection.scorer import GATE_KEYS
 from memwarden.policies.rules.injection.signal_patterns import PATTERNS
 
@@ -265,7 +265,7 @@ def signals(text: str, low: str, kind: str, taken: list[Hit], blanked: str | Non
             if sev == WARNING and _REPORTED.search(low, max(ls, s - 40), s):
                 continue
             name, what, _, _ = table[k]
-            if name == "override" and _reported(low, s, e):
+            if name == "override" and _told_of(low, s, e):
                 continue  # "asking our bot to ignore its previous instructions": told of
             phrase = text[s:min(e, _line_end(text, s))]
             if sev == ERROR:
