@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -10,6 +11,7 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -141,3 +143,24 @@ def request_doc(run: str, content: str = "check the bow rehair") -> dict[str, An
 
 def dumps(doc: Any) -> str:
     return json.dumps(doc, ensure_ascii=False)
+
+
+@contextlib.contextmanager
+def served(base: Path, service: str = "", log: Path | None = None,
+           extra_env: dict[str, str] | None = None,
+           prepare: Callable[[Path], None] | None = None
+           ) -> Iterator[tuple[Path, Path, Path, Server]]:
+    """(repo, home, config, server) under `base`: the example memory repository (changed by
+    `prepare` first, if given), a config with `service` in its [service] section, and
+    `memwarden serve` on them, stopped on leaving."""
+    home = base / "home"
+    home.mkdir()
+    repo = make_memory_repo(base / "repo")
+    if prepare is not None:
+        prepare(repo)
+    config = write_config(base / "svc.toml", repo, service=service)
+    server = Server(repo, home, config, log, extra_env)
+    try:
+        yield repo, home, config, server
+    finally:
+        server.stop()

@@ -21,6 +21,7 @@ from service_support import (
     git,
     make_memory_repo,
     request_doc,
+    served,
     token,
     write_config,
 )
@@ -32,14 +33,9 @@ def refs(repo) -> str:
 
 @pytest.fixture(scope="module")
 def site(tmp_path_factory):
-    base = tmp_path_factory.mktemp("attacks")
-    home = base / "home"
-    home.mkdir()
-    repo = make_memory_repo(base / "repo")
-    config = write_config(base / "svc.toml", repo, service="max_updates = 3\n")
-    server = Server(repo, home, config)
-    yield {"repo": repo, "url": server.url, "server": server}
-    server.stop()
+    with served(tmp_path_factory.mktemp("attacks"), service="max_updates = 3\n") as (
+            repo, _, _, server):
+        yield {"repo": repo, "url": server.url, "server": server}
     assert "Traceback" not in server.errors()
 
 

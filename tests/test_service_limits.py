@@ -24,6 +24,7 @@ from service_support import (
     auth,
     git,
     make_memory_repo,
+    served,
     token,
     write_config,
 )
@@ -36,16 +37,11 @@ ABSOLUTE_PATH = re.compile(r"(?:^|[\s'\"(=:])/[A-Za-z0-9._-]+/")
 @pytest.fixture(scope="module")
 def site(tmp_path_factory):
     base = tmp_path_factory.mktemp("limits")
-    home = base / "home"
-    home.mkdir()
-    repo = make_memory_repo(base / "repo")
-    config = write_config(base / "svc.toml", repo,
-                          service=f"max_connections_per_token = {PER_TOKEN}\n")
     # uvicorn would take X-Forwarded-For from any peer with this; the server must not
-    server = Server(repo, home, config, extra_env={"FORWARDED_ALLOW_IPS": "*"})
-    yield {"repo": repo, "url": server.url, "port": server.port, "server": server,
-           "base": base}
-    server.stop()
+    with served(base, service=f"max_connections_per_token = {PER_TOKEN}\n",
+                extra_env={"FORWARDED_ALLOW_IPS": "*"}) as (repo, _, _, server):
+        yield {"repo": repo, "url": server.url, "port": server.port, "server": server,
+               "base": base}
     assert "Traceback" not in server.errors()
 
 

@@ -15,13 +15,12 @@ from mcp.client.streamable_http import streamable_http_client
 from service_support import (
     AGENT,
     OTHER,
-    Server,
     auth,
     git,
     make_memory_repo,
     request_doc,
+    served,
     token,
-    write_config,
 )
 
 from memwarden.service.core import MemoryService
@@ -35,18 +34,16 @@ WORDY = 60_000  # one line of this many matches: FTS5's snippet() is quadratic i
 @pytest.fixture(scope="module")
 def site(tmp_path_factory):
     base = tmp_path_factory.mktemp("round3")
-    home = base / "home"
-    home.mkdir()
-    repo = make_memory_repo(base / "repo")
-    facts = repo / "memory" / AGENT / "facts.md"
-    facts.write_text(facts.read_text("utf-8") + HOSTILE + "- huge " + "wordy " * WORDY
-                     + "\n", "utf-8")
-    git(repo, "commit", "-qam", "hostile content on main")
-    config = write_config(base / "svc.toml", repo)
+
+    def hostile(repo):
+        facts = repo / "memory" / AGENT / "facts.md"
+        facts.write_text(facts.read_text("utf-8") + HOSTILE + "- huge " + "wordy " * WORDY
+                         + "\n", "utf-8")
+        git(repo, "commit", "-qam", "hostile content on main")
+
     log = base / "access.log"
-    server = Server(repo, home, config, log=log)
-    yield {"repo": repo, "url": server.url, "server": server, "log": log}
-    server.stop()
+    with served(base, log=log, prepare=hostile) as (repo, _, _, server):
+        yield {"repo": repo, "url": server.url, "server": server, "log": log}
     assert "Traceback" not in server.errors()
 
 

@@ -12,7 +12,7 @@ from schemathesis.checks import (
     response_schema_conformance,
     status_code_conformance,
 )
-from service_support import Server, auth, make_memory_repo, token, write_config
+from service_support import auth, served, token
 
 CHECKS = [not_a_server_error, response_schema_conformance, status_code_conformance,
           content_type_conformance]
@@ -23,14 +23,8 @@ ADMIN = token("ops-human", ("memory:read", "memory:propose", "memory:snapshot",
 @pytest.fixture(scope="module")
 def api(tmp_path_factory):
     base = tmp_path_factory.mktemp("schemathesis")
-    home = base / "home"
-    home.mkdir()
-    repo = make_memory_repo(base / "repo")
-    config = write_config(base / "svc.toml", repo,
-                          service=f'snapshot_dir = "{base / "snaps"}"\n')
-    server = Server(repo, home, config)
-    yield schemathesis.openapi.from_url(server.url + "/openapi.json")
-    server.stop()
+    with served(base, service=f'snapshot_dir = "{base / "snaps"}"\n') as (_, _, _, server):
+        yield schemathesis.openapi.from_url(server.url + "/openapi.json")
     assert "Traceback" not in server.errors()
 
 
